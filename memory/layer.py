@@ -1,0 +1,270 @@
+"""MemoryLayer: the token budget, the lag, pins and the eviction loop.
+
+The layer holds the state needed to decide (turn costs, active/pinned flags, the citation log
+indexed by turn, feedback) and nothing else: no text, no I/O. Storage rebuilds it with
+``MemoryLayer.from_state`` and persists what its methods return (eviction records), so the layer's
+decisions and the database never disagree. The contract is stated in ``memory/__init__.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from .policies import Evidence, Policy, make_policy
+from .types import (
+    Citation,
+    EvictionRecord,
+    MemorySettings,
+    PinRefused,
+    Snapshot,
+    TurnState,
+    UnknownTurn,
+)
+
+RUNNERS_UP = 3
+
+
+@dataclass(frozen=True, slots=True)
+class CiteOutcome:
+    recorded: tuple[Citation, ...]
+    dropped: int
+
+
+class MemoryLayer:
+    def __init__(self, settings: MemorySettings | None = None, policy: Policy | None = None):
+        self.settings = settings or MemorySettings()
+        self.policy = policy or make_policy(self.settings.policy, **self.settings.policy_params)
+        self.step = 0
+        self._turns: dict[int, TurnState] = {}
+        self._active: dict[int, TurnState] = {}
+        self._by_turn: dict[int, list[Citation]] = {}
+        self._feedback: dict[object, float] = {}
+        self._evidence = Evidence(self._by_turn, self._feedback)
+        self.used_tokens = 0
+        self.pinned_tokens = 0
+
+    # ----- rebuild -------------------------------------------------------------------------
+    @classmethod
+    def from_state(
+        cls,
+        settings: MemorySettings,
+        turns: Iterable[TurnState],
+        citations: Iterable[Citation] = (),
+        feedback: Mapping[object, float] | None = None,
+        step: int | None = None,
+        policy: Policy | None = None,
+    ) -> "MemoryLayer":
+        """Rebuild a layer from stored state alone (turn rows, citation log, feedback)."""
+        layer = cls(settings, policy)
+        for t in sorted(turns, key=lambda t: t.number):
+            t = TurnState(t.number, t.role, t.tokens, t.arrived, t.protected_since, t.active, t.pinned)
+            layer._turns[t.number] = t
+            if t.active:
+                layer._active[t.number] = t
+                layer.used_tokens += t.tokens
+                if t.pinned:
+                    layer.pinned_tokens += t.tokens
+        for c in citations:
+            layer._by_turn.setdefault(c.turn, []).append(c)
+        layer._feedback.update(feedback or {})
+        layer.step = step if step is not None else max(layer._turns, default=0)
+        return layer
+
+    # ----- reading -------------------------------------------------------------------------
+    @property
+    def budget(self) -> int:
+        return self.settings.budget
+
+    @property
+    def lag(self) -> int:
+        """The lag in force: the policy's own (accumulate: 0) or the conversation's."""
+        return self.policy.lag if self.policy.lag is not None else self.settings.lag
+
+    @property
+    def evidence(self) -> Evidence:
+        return self._evidence
+
+    def turn(self, number: int) -> TurnState:
+        try:
+            return self._turns[number]
+        except KeyError:
+            raise UnknownTurn(f"turn {number} does not exist (the conversation has {len(self._turns)} turns)") from None
+
+    def turns(self) -> list[TurnState]:
+        return list(self._turns.values())
+
+    def citations(self) -> list[Citation]:
+        return [c for cs in self._by_turn.values() for c in cs]
+
+    def feedback_values(self) -> dict[object, float]:
+        return dict(self._feedback)
+
+    def is_protected(self, t: TurnState) -> bool:
+        return t.active and self.step - t.protected_since < self.lag
+
+    def lag_left(self, t: TurnState) -> int:
+        return max(0, self.lag - (self.step - t.protected_since)) if t.active else 0
+
+    def candidates(self) -> list[TurnState]:
+        """Turns eviction may take: active, not pinned, not protected."""
+        lag, now = self.lag, self.step
+        return [t for t in self._active.values() if not t.pinned and now - t.protected_since >= lag]
+
+    def ranking(self) -> list[tuple[TurnState, float]]:
+        """Candidates with their importance *now*, lowest (first to go) first; ties older first."""
+        cands = self.candidates()
+        scores = self.policy.scores(cands, self._evidence, self.step)
+        order = sorted(range(len(cands)), key=lambda i: (scores[i], cands[i].number))
+        return [(cands[i], scores[i]) for i in order]
+
+    def importance(self, numbers: Iterable[int] | None = None) -> dict[int, float]:
+        """Importance under the active policy *now*, for any turns (the inspector's column)."""
+        ts = [self._turns[n] for n in numbers] if numbers is not None else list(self._active.values())
+        return dict(zip((t.number for t in ts), self.policy.scores(ts, self._evidence, self.step)))
+
+    def snapshot(self) -> Snapshot:
+        active = sorted(self._active)
+        protected = tuple(n for n in active if self.is_protected(self._active[n]))
+        pinned = tuple(n for n in active if self._active[n].pinned)
+        return Snapshot(
+            step=self.step,
+            budget=self.budget,
+            used_tokens=self.used_tokens,
+            active=tuple(active),
+            protected=protected,
+            pinned=pinned,
+            evicted=tuple(n for n in sorted(self._turns) if not self._turns[n].active),
+            pinned_tokens=self.pinned_tokens,
+            protected_tokens=sum(self._active[n].tokens for n in protected if not self._active[n].pinned),
+        )
+
+    # ----- changing ------------------------------------------------------------------------
+    def add_turn(self, role: str, tokens: int, number: int | None = None) -> TurnState:
+        """Store a new turn: the clock advances one step; the turn starts protected for ``lag``."""
+        if tokens < 0:
+            raise ValueError("tokens must be >= 0")
+        step = self.step + 1
+        if number is not None and number != step:
+            raise ValueError(f"turn {number} cannot arrive at step {step}: turn n arrives at step n")
+        t = TurnState(step, role, tokens, arrived=step, protected_since=step)
+        self.step = step
+        self._turns[step] = t
+        self._active[step] = t
+        self.used_tokens += tokens
+        return t
+
+    def cite(
+        self,
+        turns: Iterable[int | tuple[int, float]],
+        *,
+        offered: Iterable[int] | None = None,
+        source: str = "retrieval",
+        answer_turn: int | None = None,
+    ) -> CiteOutcome:
+        """Record evidence at the current step. A cite of a turn that is not in memory, or was not
+        offered to the retrieval step, is dropped and counted: it is never evidence (contract 6)."""
+        allowed = None if offered is None else set(offered)
+        seen: set[int] = set()
+        recorded: list[Citation] = []
+        dropped = 0
+        for item in turns:
+            number, weight = item if isinstance(item, tuple) else (item, 1.0)
+            if number in seen:
+                continue
+            seen.add(number)
+            if number not in self._active or (allowed is not None and number not in allowed):
+                dropped += 1
+                continue
+            c = Citation(number, self.step, float(weight), source, answer_turn)
+            self._by_turn.setdefault(number, []).append(c)
+            recorded.append(c)
+        return CiteOutcome(tuple(recorded), dropped)
+
+    def feedback(self, answer_turn: object, value: float) -> None:
+        """Feedback on an answer: negative marks its citations as evidence from a wrong answer."""
+        self._feedback[answer_turn] = float(value)
+
+    def pin_cap(self) -> int:
+        return math.floor(self.budget * self.settings.pin_share)
+
+    def pin(self, number: int) -> list[EvictionRecord]:
+        """Never evict this turn. An evicted turn is restored first. Past the cap: ``PinRefused``."""
+        t = self.turn(number)
+        if t.pinned:
+            return []
+        cap = self.pin_cap()
+        if self.pinned_tokens + t.tokens > cap:
+            raise PinRefused(
+                f"Cannot pin turn {number}: it has {t.tokens} tokens and {self.pinned_tokens} are "
+                f"already pinned, over the pin cap of {cap} tokens "
+                f"({self.settings.pin_share:.0%} of the {self.budget}-token budget). "
+                f"Unpin another turn or raise the budget."
+            )
+        records: list[EvictionRecord] = []
+        if not t.active:
+            self._activate(t)
+        t.pinned = True
+        self.pinned_tokens += t.tokens
+        records = self.enforce_budget(f"over budget after pin of turn {number}")
+        return records
+
+    def unpin(self, number: int) -> list[EvictionRecord]:
+        t = self.turn(number)
+        if not t.pinned:
+            return []
+        t.pinned = False
+        if t.active:
+            self.pinned_tokens -= t.tokens
+        return self.enforce_budget(f"over budget after unpin of turn {number}")
+
+    def restore(self, number: int) -> list[EvictionRecord]:
+        """Bring an evicted turn back into memory, protected again; a no-op for an active turn."""
+        t = self.turn(number)
+        if t.active:
+            return []
+        self._activate(t)
+        return self.enforce_budget(f"over budget after restore of turn {number}")
+
+    def _activate(self, t: TurnState) -> None:
+        t.active = True
+        t.protected_since = self.step
+        self._active[t.number] = t
+        self.used_tokens += t.tokens
+
+    def enforce_budget(self, reason: str | None = None) -> list[EvictionRecord]:
+        """Evict the lowest-importance candidates until under budget (or the low watermark).
+
+        Importance is computed once, now, from the evidence. Returns one record per eviction.
+        If pinned + protected turns alone exceed the budget, evicts what it may and stops: the
+        snapshot then reports ``forced_over_budget``.
+        """
+        if self.used_tokens <= self.budget:
+            return []
+        goal = math.floor(self.budget * self.settings.low_watermark)
+        reason = reason or f"over budget at step {self.step}"
+        ranking = self.ranking()
+        records: list[EvictionRecord] = []
+        for i, (t, score) in enumerate(ranking):
+            if self.used_tokens <= goal:
+                break
+            before = self.used_tokens
+            t.active = False
+            del self._active[t.number]
+            self.used_tokens -= t.tokens
+            runners = tuple((r.number, s) for r, s in ranking[i + 1 : i + 1 + RUNNERS_UP])
+            records.append(
+                EvictionRecord(
+                    turn=t.number,
+                    step=self.step,
+                    importance=score,
+                    runners_up=runners,
+                    budget=self.budget,
+                    tokens_before=before,
+                    tokens_after=self.used_tokens,
+                    policy=self.policy.name,
+                    reason=reason,
+                )
+            )
+        return records
