@@ -1,0 +1,76 @@
+"""The small domain error hierarchy of lagmem.
+
+Why: the UI and the terminal commands must tell the user *what to do* when the model side
+fails ("set OPENAI_API_KEY", "start your server", "wait a moment"), without knowing which SDK
+or server produced the failure. SDK exceptions are mapped to these classes at one boundary,
+`assistant/llm.py`; nothing above it catches an `openai` exception. The original exception is
+kept as ``__cause__`` (``raise ... from exc``) so tests and logs still see the real traceback.
+
+Every class carries a default, human message; callers may pass a more specific one.
+"""
+
+from __future__ import annotations
+
+
+class LagmemError(Exception):
+    """Root of every error lagmem raises on purpose."""
+
+    default_message = "lagmem failed."
+
+    def __init__(self, message: str | None = None) -> None:
+        self.message = message or self.default_message
+        super().__init__(self.message)
+
+
+class LLMError(LagmemError):
+    """The language model could not give a usable answer."""
+
+    default_message = "The language model could not answer."
+
+
+class NoAPIKey(LLMError):
+    """The endpoint refused us for lack of (valid) credentials."""
+
+    default_message = (
+        "The model endpoint needs an API key: set OPENAI_API_KEY, or unset OPENAI_BASE_URL "
+        "and OPENAI_API_KEY to use the embedded local model."
+    )
+
+
+class ServerUnreachable(LLMError):
+    """No connection could be made (server down, wrong URL, local model died)."""
+
+    default_message = (
+        "The model server could not be reached. Check OPENAI_BASE_URL and that the server is "
+        "running."
+    )
+
+
+class RateLimited(LLMError):
+    """The endpoint said 'too many requests' even after our retries."""
+
+    default_message = "The model endpoint is rate limiting us. Wait a moment and try again."
+
+
+class ContextTooLong(LLMError):
+    """The prompt does not fit the model's context window."""
+
+    default_message = (
+        "The conversation context is longer than the model accepts. Lower the memory budget "
+        "or use a model with a larger context."
+    )
+
+
+class BadResponse(LLMError):
+    """The endpoint answered, but not with something we can use (malformed, 5xx, empty)."""
+
+    default_message = "The model endpoint returned a response lagmem could not use."
+
+
+class LLMTimeout(LLMError):
+    """The endpoint did not answer within the configured timeout."""
+
+    default_message = (
+        "The model did not answer in time. It may be overloaded; try again or raise "
+        "LAGMEM_LLM_TIMEOUT."
+    )

@@ -1,0 +1,356 @@
+"""The only LLM interface of lagmem: an OpenAI-compatible Chat Completions client.
+
+Why one interface: the retrieval step and the answer both go through ``complete()`` and
+``stream()``, whichever model sits behind them -- OpenAI, any OpenAI-compatible server (Ollama,
+vLLM, llama.cpp server, LM Studio), the embedded SmolLM2 server, or the scripted ``FakeLLM`` in
+tests. Configuration comes from the environment the way users expect:
+
+* ``OPENAI_API_KEY`` alone            -> OpenAI itself (backend ``openai``);
+* ``OPENAI_BASE_URL`` (+ maybe a key) -> that server (backend ``compatible``; ``openai`` when the
+  URL is api.openai.com). An empty string counts as unset;
+* neither                             -> the embedded local model (backend ``local``), started on
+  first use by :mod:`assistant.local_model`; no key, no network;
+* ``LAGMEM_LLM=fake``                 -> the scripted :class:`assistant.fake_llm.FakeLLM`;
+  ``LAGMEM_LLM=local`` forces the embedded model even when a key is set.
+
+``LAGMEM_MODEL`` names the model; ``LAGMEM_LLM_TIMEOUT`` (seconds) and ``LAGMEM_LLM_RETRIES``
+tune the short timeout and retry count; ``LAGMEM_STRUCTURED`` overrides what structured output an
+unknown compatible server is assumed to support.
+
+Invariant: no ``openai`` or ``httpx2`` exception escapes this module; each is mapped once, in
+:func:`map_error`, to :mod:`assistant.errors` with the original kept as ``__cause__``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlparse
+
+import httpx2
+import openai
+
+from assistant.errors import (
+    BadResponse,
+    ContextTooLong,
+    LLMError,
+    LLMTimeout,
+    NoAPIKey,
+    RateLimited,
+    ServerUnreachable,
+)
+
+Message = Mapping[str, Any]
+
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_RETRIES = 2
+BACKENDS = ("openai", "local", "compatible", "fake")
+STRUCTURED_MODES = ("json_schema", "json_object_schema", "none")
+
+# How servers say "the prompt does not fit"; OpenAI uses the code, others only prose.
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "maximum context length",
+    "context length",
+    "context window",
+    "too many tokens",
+    "exceed_context_size",
+)
+
+
+def _env(env: Mapping[str, str], name: str) -> str | None:
+    """An environment value, with the empty string treated as unset (users expect that)."""
+    value = env.get(name, "").strip()
+    return value or None
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Where the model lives and how patient we are with it. Built by :meth:`from_env`."""
+
+    backend: str = "local"
+    api_key: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_RETRIES
+    structured: str | None = None  # None: decided by backend
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"unknown LLM backend {self.backend!r}; expected one of {BACKENDS}")
+        if self.structured is not None and self.structured not in STRUCTURED_MODES:
+            raise ValueError(
+                f"unknown structured mode {self.structured!r}; expected one of {STRUCTURED_MODES}"
+            )
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> LLMConfig:
+        """Read the standard OpenAI variables plus lagmem's own (see module docstring)."""
+        env = os.environ if env is None else env
+        api_key = _env(env, "OPENAI_API_KEY")
+        base_url = _env(env, "OPENAI_BASE_URL")
+        model = _env(env, "LAGMEM_MODEL")
+        timeout = float(_env(env, "LAGMEM_LLM_TIMEOUT") or DEFAULT_TIMEOUT)
+        retries = int(_env(env, "LAGMEM_LLM_RETRIES") or DEFAULT_RETRIES)
+        structured = _env(env, "LAGMEM_STRUCTURED")
+        forced = (_env(env, "LAGMEM_LLM") or "").lower()
+
+        if forced == "fake":
+            backend = "fake"
+        elif forced == "local" or (api_key is None and base_url is None):
+            # Nothing configured: the embedded model, so a fresh machine works with no key.
+            backend, api_key, base_url = "local", None, None
+        elif forced not in ("", "openai", "compatible"):
+            raise ValueError(f"LAGMEM_LLM={forced!r}: expected 'fake', 'local' or unset")
+        elif base_url is None or urlparse(base_url).hostname == "api.openai.com":
+            backend = "openai"
+        else:
+            backend = "compatible"
+        if backend == "openai" and model is None:
+            model = DEFAULT_OPENAI_MODEL
+        return cls(backend=backend, api_key=api_key, base_url=base_url, model=model,
+                   timeout=timeout, max_retries=retries, structured=structured)
+
+
+def _default_structured(backend: str) -> str:
+    # OpenAI honours strict json_schema; llama-cpp-python's server takes a JSON-object schema
+    # (and a GBNF grammar); an unknown server gets plain text and the `[T12]` fallback parser.
+    return {"openai": "json_schema", "local": "json_object_schema",
+            "fake": "json_object_schema"}.get(backend, "none")
+
+
+def _is_context_error(exc: openai.APIStatusError) -> bool:
+    body = exc.body if isinstance(exc.body, Mapping) else {}
+    code = str(body.get("code") or "")
+    text = f"{code} {exc.message}".lower()
+    return any(marker in text for marker in _CONTEXT_MARKERS)
+
+
+def _server_detail(exc: openai.APIError) -> str:
+    """The server's own words, shortened, for the end of our message."""
+    body = exc.body
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        msg = inner.get("message") if isinstance(inner, Mapping) else inner
+        if msg:
+            return str(msg)[:300]
+    return str(exc.message)[:300]
+
+
+def map_error(exc: BaseException, *, where: str = "") -> LLMError:
+    """Translate an SDK/transport exception into our hierarchy. The caller raises ``from exc``."""
+    at = f" ({where})" if where else ""
+    if isinstance(exc, LLMError):
+        return exc
+    if isinstance(exc, openai.APITimeoutError) or isinstance(exc, httpx2.TimeoutException):
+        return LLMTimeout()
+    if isinstance(exc, openai.APIConnectionError):
+        # Mid-stream read timeouts reach us as APIConnectionError caused by a TimeoutException.
+        if isinstance(exc.__cause__, httpx2.TimeoutException):
+            return LLMTimeout()
+        return ServerUnreachable(f"{ServerUnreachable.default_message}{at}")
+    if isinstance(exc, httpx2.TransportError):
+        return ServerUnreachable(f"The connection to the model server was lost{at}.")
+    if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+        return NoAPIKey(f"{NoAPIKey.default_message} Server said: {_server_detail(exc)}")
+    if isinstance(exc, openai.RateLimitError):
+        detail = _server_detail(exc)
+        if "quota" in detail.lower():
+            return RateLimited(f"The model endpoint says the account is out of quota: {detail}")
+        return RateLimited()
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code in (400, 413, 422) and _is_context_error(exc):
+            return ContextTooLong(f"{ContextTooLong.default_message} Server said: "
+                                  f"{_server_detail(exc)}")
+        if exc.status_code == 404:
+            return BadResponse(f"The model endpoint does not know this model or path{at}: "
+                               f"{_server_detail(exc)}")
+        if exc.status_code >= 500:
+            return BadResponse(f"The model server failed with HTTP {exc.status_code}{at}: "
+                               f"{_server_detail(exc)}")
+        return BadResponse(f"The model endpoint rejected the request (HTTP {exc.status_code}){at}: "
+                           f"{_server_detail(exc)}")
+    if isinstance(exc, openai.APIError):  # response validation, errors sent inside a stream
+        return BadResponse(f"{BadResponse.default_message}{at}: {str(exc)[:300]}")
+    if isinstance(exc, (json.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError,
+                        ValueError)):
+        return BadResponse(f"{BadResponse.default_message}{at}: malformed response ({exc!r:.200})")
+    if isinstance(exc, openai.OpenAIError):
+        return LLMError(f"{LLMError.default_message}{at}: {exc}")
+    raise TypeError(f"not an LLM error: {exc!r}") from exc
+
+
+class LLMClient:
+    """Chat Completions over the ``openai`` package, with our errors and our defaults.
+
+    Thread-safe to share (Streamlit keeps one in ``st.cache_resource``): it keeps no
+    per-request state. For the ``local`` backend the embedded server is started lazily, on the
+    first request, not at construction, so building a client is always cheap.
+    """
+
+    def __init__(self, config: LLMConfig) -> None:
+        if config.backend == "fake":
+            raise ValueError("the fake backend is FakeLLM; build clients with make_llm()")
+        self.config = config
+        self.backend: str = config.backend
+        self.structured: str = config.structured or _default_structured(config.backend)
+        self._sdk: openai.OpenAI | None = None
+        self._lock = threading.Lock()
+        self._model = config.model
+        if config.backend == "local" and self._model is None:
+            from assistant.local_model import MODEL_ALIAS
+
+            self._model = MODEL_ALIAS
+
+    # ------------------------------------------------------------------ wiring
+
+    @property
+    def model(self) -> str:
+        """The model that answers. For a compatible server with no LAGMEM_MODEL, the first
+        model the server lists (asked once)."""
+        if self._model is None:
+            self._model = self._discover_model()
+        return self._model
+
+    def _client(self) -> openai.OpenAI:
+        with self._lock:
+            if self._sdk is None:
+                base_url = self.config.base_url
+                api_key = self.config.api_key
+                if self.backend == "local":
+                    from assistant.local_model import ensure_server
+
+                    base_url = ensure_server().base_url
+                if api_key is None:
+                    if self.backend == "openai":
+                        raise NoAPIKey()
+                    api_key = "not-needed"  # local servers ignore it; the SDK insists on one
+                self._sdk = openai.OpenAI(
+                    api_key=api_key,
+                    base_url=base_url or "https://api.openai.com/v1",
+                    timeout=httpx2.Timeout(self.config.timeout, connect=min(5.0, self.config.timeout)),
+                    max_retries=self.config.max_retries,
+                )
+            return self._sdk
+
+    def _discover_model(self) -> str:
+        try:
+            models = self._client().models.list()
+            ids = [m.id for m in models.data]
+        except (openai.OpenAIError, httpx2.HTTPError) as exc:
+            raise map_error(exc, where="listing models") from exc
+        if not ids:
+            raise BadResponse("The model server lists no models; set LAGMEM_MODEL.")
+        return ids[0]
+
+    # ------------------------------------------------------------------ requests
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        response_format: Mapping[str, Any] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+    ) -> str:
+        """One non-streamed answer, as text. Structured output is the caller's ``response_format``
+        (shape per ``self.structured``); the text is returned unparsed."""
+        kwargs: dict[str, Any] = {}
+        if response_format is not None:
+            kwargs["response_format"] = dict(response_format)
+        if extra_body:
+            kwargs["extra_body"] = dict(extra_body)
+        try:
+            response = self._client().chat.completions.create(
+                model=self.model, messages=list(messages), max_tokens=max_tokens,
+                temperature=temperature, stream=False, **kwargs,
+            )
+            content = response.choices[0].message.content
+        except (openai.OpenAIError, httpx2.HTTPError, json.JSONDecodeError, KeyError, IndexError,
+                TypeError, AttributeError) as exc:
+            raise map_error(exc, where="completion") from exc
+        if not isinstance(content, str):
+            raise BadResponse(f"{BadResponse.default_message}: the answer had no text content.")
+        return content
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int = 512,
+        temperature: float = 0.7,
+    ) -> Iterator[str]:
+        """Text deltas as they arrive. The request is sent by this call (so an unreachable
+        server or a rejected prompt raises here, before any text); errors mid-stream raise the
+        mapped error from the iterator. A consumer that stops early closes the HTTP response."""
+        try:
+            sdk_stream = self._client().chat.completions.create(
+                model=self.model, messages=list(messages), max_tokens=max_tokens,
+                temperature=temperature, stream=True,
+            )
+        except (openai.OpenAIError, httpx2.HTTPError) as exc:
+            raise map_error(exc, where="starting the answer") from exc
+        return self._deltas(sdk_stream)
+
+    @staticmethod
+    def _deltas(sdk_stream: Any) -> Iterator[str]:
+        finished = False
+        try:
+            for chunk in sdk_stream:
+                if not chunk.choices:  # usage-only or keep-alive chunks
+                    continue
+                choice = chunk.choices[0]
+                finished = finished or bool(getattr(choice, "finish_reason", None))
+                delta = choice.delta
+                text = getattr(delta, "content", None) if delta is not None else None
+                if text:
+                    yield text
+            if not finished:
+                # Every server we target ends with a finish_reason; a stream without one was
+                # cut off (connection closed cleanly mid-answer), and a half answer stored as
+                # if complete would be worse than an error.
+                raise BadResponse("The model's answer was cut off: the stream ended without "
+                                  "a finish reason.")
+        except (openai.OpenAIError, httpx2.HTTPError, json.JSONDecodeError, KeyError, IndexError,
+                TypeError, AttributeError) as exc:
+            raise map_error(exc, where="during the answer") from exc
+        finally:
+            sdk_stream.close()
+
+    def describe(self) -> str:
+        """One line for the UI: which model answers, and where."""
+        where = {"openai": "OpenAI", "local": "embedded local server",
+                 "compatible": self.config.base_url or "compatible server"}[self.backend]
+        return f"{self.model} ({where})"
+
+
+def make_llm(config: LLMConfig | Any | None = None):
+    """The single factory the app, the CLI and the tests use.
+
+    ``config`` may be an :class:`LLMConfig`, ``None`` (read the environment), or an already
+    built client (a ``FakeLLM`` or ``LLMClient``), which is returned as is so callers can inject.
+    """
+    if config is None:
+        config = LLMConfig.from_env()
+    if not isinstance(config, LLMConfig):
+        if hasattr(config, "complete") and hasattr(config, "stream"):
+            return config
+        raise TypeError(f"make_llm() takes an LLMConfig, a client or None, not {config!r}")
+    if config.backend == "fake":
+        from assistant.fake_llm import FakeLLM
+
+        return FakeLLM(model=config.model or "fake-model",
+                       structured=config.structured or "json_object_schema")
+    return LLMClient(config)
+
+
+def with_model(config: LLMConfig, model: str) -> LLMConfig:
+    """A copy of ``config`` that asks for another model (settings page convenience)."""
+    return replace(config, model=model)

