@@ -201,6 +201,7 @@ class LLMClient:
         self.backend: str = config.backend
         self.structured: str = config.structured or _default_structured(config.backend)
         self._sdk: openai.OpenAI | None = None
+        self._sdk_base: str | None = None
         self._lock = threading.Lock()
         self._model = config.model
         if config.backend == "local" and self._model is None:
@@ -219,24 +220,34 @@ class LLMClient:
         return self._model
 
     def _client(self) -> openai.OpenAI:
-        with self._lock:
-            if self._sdk is None:
-                base_url = self.config.base_url
-                api_key = self.config.api_key
-                if self.backend == "local":
-                    from assistant.local_model import ensure_server
+        base_url = self.config.base_url
+        if self.backend == "local":
+            # Asked every time (cheap): a server that died is restarted on a new port, and a
+            # long-lived client (Streamlit's cache_resource) must follow it there.
+            from assistant.local_model import ensure_server
 
-                    base_url = ensure_server().base_url
+            base_url = ensure_server().base_url
+        with self._lock:
+            if self._sdk is None or self._sdk_base != base_url:
+                if self._sdk is not None:
+                    self._sdk.close()
+                api_key = self.config.api_key
                 if api_key is None:
                     if self.backend == "openai":
                         raise NoAPIKey()
                     api_key = "not-needed"  # local servers ignore it; the SDK insists on one
+                timeout = httpx2.Timeout(self.config.timeout, connect=min(5.0, self.config.timeout))
+                # Our own server on 127.0.0.1 must never be sent through a user's HTTP proxy.
+                http_client = (openai.DefaultHttpxClient(timeout=timeout, trust_env=False)
+                               if self.backend == "local" else None)
                 self._sdk = openai.OpenAI(
                     api_key=api_key,
                     base_url=base_url or "https://api.openai.com/v1",
-                    timeout=httpx2.Timeout(self.config.timeout, connect=min(5.0, self.config.timeout)),
+                    timeout=timeout,
                     max_retries=self.config.max_retries,
+                    http_client=http_client,
                 )
+                self._sdk_base = base_url
             return self._sdk
 
     def _discover_model(self) -> str:
