@@ -1,0 +1,186 @@
+"""The ``lagmem`` command: replay, export and import saved conversations; chat and ask from the
+terminal; benchmarks; the embedded model server. ``lagmem COMMAND --help`` explains each."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from memory import transcript as T
+
+EPILOG = """settings (environment):
+  LAGMEM_DATABASE_URL   database URL (default: SQLite file under LAGMEM_DATA_DIR)
+  LAGMEM_DATA_DIR       where lagmem keeps its files (default: the user's data directory)
+  OPENAI_API_KEY, OPENAI_BASE_URL, LAGMEM_MODEL
+                        connect any OpenAI-compatible model; with none set, the embedded
+                        SmolLM2-135M-Instruct runs locally (no key, no network)"""
+
+
+def _engine(url: str | None):
+    from storage.db import make_engine
+
+    return make_engine(url)
+
+
+def _read_transcript(path: str) -> T.Transcript:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SystemExit(f"lagmem: no such file: {path}")
+    except UnicodeDecodeError as exc:
+        raise SystemExit(f"lagmem: {path} is not UTF-8 text ({exc.reason} at byte {exc.start})")
+    try:
+        return T.parse(text)
+    except T.TranscriptError as exc:
+        raise SystemExit(f"lagmem: {path}: {exc} (nothing was stored)")
+
+
+def _counter():
+    from memory.tokens import make_token_counter
+
+    from .config import model_name
+
+    return make_token_counter(model_name())
+
+
+def print_timeline(log, out=sys.stdout) -> None:
+    """The readable replay: one line per stored turn, then what happened at that step."""
+    s = log.settings
+    print(f"policy {s['policy']}  budget {s['budget']} tokens  lag {s['effective_lag']}  tokens: {s['tokens']}", file=out)
+    for kind, e in log.history:
+        if kind == "turn":
+            over = "  OVER BUDGET (pinned + protected turns alone exceed it)" if e["used_tokens"] > e["budget"] else ""
+            print(f"step {e['step']:>4}  +T{e['turn']} {e['role']:<9} {e['tokens']:>5} tok   "
+                  f"memory {e['used_tokens']:>6}/{e['budget']}  active {len(e['active'])}{over}", file=out)
+        elif kind == "event":
+            value = f" {e['value']:+g}" if "value" in e else ""
+            refused = f" REFUSED: {e['refused']}" if "refused" in e else ""
+            print(f"            {e['event']} T{e['turn']}{value}{refused}", file=out)
+        else:
+            ru = ", ".join(f"T{r['turn']} {r['importance']:g}" for r in e["runners_up"]) or "none"
+            print(f"            evicted T{e['turn']} (importance {e['importance']:g}; next lowest: {ru})", file=out)
+    f = log.final
+    print(f"final: {len(f['active'])} turns in memory ({f['used_tokens']}/{f['budget']} tokens), "
+          f"{len(f['evicted'])} evicted, {len(f['pinned'])} pinned, {log.dropped_cites} cites dropped", file=out)
+
+
+def cmd_replay(args) -> int:
+    import tempfile
+
+    from .replay import replay, settings_from
+    from .store import MemoryStore
+
+    t = _read_transcript(args.file)
+    try:
+        settings = settings_from(t.header, budget=args.budget, lag=args.lag, policy=args.policy)
+        from memory.layer import MemoryLayer
+
+        MemoryLayer(settings)
+    except ValueError as exc:
+        raise SystemExit(f"lagmem: {exc}")
+    with tempfile.TemporaryDirectory(prefix="lagmem-replay-") as tmp:
+        url = args.db or f"sqlite:///{Path(tmp) / 'replay.db'}"
+        engine = _engine(url)
+        try:
+            log = replay(MemoryStore(engine), t, _counter(), settings, title=t.header.get("title") or Path(args.file).stem)
+        finally:
+            engine.dispose()
+    if args.json:
+        sys.stdout.write(json.dumps(log.as_dict(), ensure_ascii=False, sort_keys=True) + "\n")
+    else:
+        print_timeline(log)
+        if args.db:
+            print(f"stored as conversation {log.conversation_id} in {args.db}")
+    return 0
+
+
+def cmd_import(args) -> int:
+    from .replay import replay, settings_from
+    from .store import MemoryStore
+
+    t = _read_transcript(args.file)
+    settings = settings_from(t.header)
+    log = replay(MemoryStore(_engine(args.db)), t, _counter(), settings, title=args.title or t.header.get("title") or Path(args.file).stem, owner=args.user, atomic=True)
+    print(f"imported {len(log.turns)} turns as conversation {log.conversation_id}")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from storage.repo import NotFound
+
+    from .replay import export_transcript
+    from .store import MemoryStore
+
+    try:
+        text = export_transcript(MemoryStore(_engine(args.db)), args.conversation, owner=args.user)
+    except NotFound as exc:
+        raise SystemExit(f"lagmem: {exc}")
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_list(args) -> int:
+    from .store import MemoryStore
+
+    for c in MemoryStore(_engine(args.db)).conversations(owner=args.user):
+        print(f"{c.id:>5}  {c.title}  (step {c.step}, budget {c.budget}, lag {c.lag}, {c.policy})")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="lagmem", description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    def db_flags(sp):
+        sp.add_argument("--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)")
+        sp.add_argument("--user", help="act as this user (conversations are private when sign-in is configured)")
+
+    r = sub.add_parser("replay", help="replay a saved conversation through the memory layer and storage",
+                       description="Replay a saved conversation (JSONL) through the real memory layer and storage. "
+                       "Flags override the file's header; without --db a temporary SQLite file is used.")
+    r.add_argument("file")
+    r.add_argument("--budget", type=int, help="token budget (default: header, else 2000)")
+    r.add_argument("--lag", type=int, help="steps a new turn stays protected (default: header, else 4)")
+    r.add_argument("--policy", help="fifo, lru, accumulate, window, measured (default: header, else measured)")
+    r.add_argument("--db", metavar="URL", help="keep the replay in this database")
+    r.add_argument("--json", action="store_true", help="print one JSON object (byte-identical for the same input)")
+    r.set_defaults(func=cmd_replay)
+
+    i = sub.add_parser("import", help="store a saved conversation (all or nothing)")
+    i.add_argument("file")
+    i.add_argument("--title")
+    db_flags(i)
+    i.set_defaults(func=cmd_import)
+
+    e = sub.add_parser("export", help="write a conversation in the saved format")
+    e.add_argument("conversation", type=int, metavar="CONVERSATION_ID")
+    e.add_argument("-o", "--output", help="file to write (default: standard output)")
+    db_flags(e)
+    e.set_defaults(func=cmd_export)
+
+    ls = sub.add_parser("list", help="list conversations")
+    db_flags(ls)
+    ls.set_defaults(func=cmd_list)
+
+    for name, module in (("bench_cli", "register"), ("chat_cli", "register")):
+        try:
+            mod = __import__(f"assistant.{name}", fromlist=[module])
+        except ImportError:
+            continue
+        getattr(mod, module)(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args) or 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

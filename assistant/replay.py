@@ -1,0 +1,209 @@
+"""Replay a saved conversation through the real memory layer and storage.
+
+A replay is deterministic: the same file and settings give byte-identical JSON (contract 7). Each
+stored turn is its own unit of work (turn, its citations, the evictions it causes: one transaction),
+so a replay killed midway leaves exactly the turns it had committed. ``import_transcript`` stores a
+whole file in one transaction instead: an import either lands whole or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from memory import transcript as T
+from memory.layer import MemoryLayer
+from memory.tokens import TokenCounter
+from memory.types import MemorySettings
+from storage import repo
+from storage.models import CitationRow, MemoryEvent
+
+from .store import MemoryStore, Tx
+
+DEFAULTS = MemorySettings()
+
+
+def settings_from(header: dict, *, budget=None, lag=None, policy=None) -> MemorySettings:
+    """Flags beat the file's header, which beats the defaults."""
+    base = MemorySettings(
+        budget=header.get("budget", DEFAULTS.budget),
+        lag=header.get("lag", DEFAULTS.lag),
+        policy=header.get("policy", DEFAULTS.policy),
+        low_watermark=float(header.get("low_watermark", DEFAULTS.low_watermark)),
+        pin_share=float(header.get("pin_share", DEFAULTS.pin_share)),
+        policy_params=dict(header.get("policy_params", {})),
+    )
+    changes = {k: v for k, v in (("budget", budget), ("lag", lag), ("policy", policy)) if v is not None}
+    if "policy" in changes and changes["policy"] != base.policy:
+        changes["policy_params"] = {}  # parameters belong to the policy they were written for
+    return replace(base, **changes)
+
+
+@dataclass
+class ReplayLog:
+    """What a replay saw, step by step: the data behind ``--json`` and the readable timeline."""
+
+    settings: dict
+    turns: list[dict] = field(default_factory=list)
+    timeline: list[dict] = field(default_factory=list)
+    evictions: list[dict] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)
+    dropped_cites: int = 0
+    final: dict = field(default_factory=dict)
+    conversation_id: int | None = None
+    history: list[tuple[str, dict]] = field(default_factory=list)  # chronological, for people
+
+    def as_dict(self) -> dict:
+        return {
+            "settings": self.settings,
+            "turns": self.turns,
+            "timeline": self.timeline,
+            "evictions": self.evictions,
+            "events": self.events,
+            "dropped_cites": self.dropped_cites,
+            "final": self.final,
+        }
+
+
+def _eviction_entry(r) -> dict:
+    d = r.as_dict()
+    d["importance"] = round(d["importance"], 6)
+    for ru in d["runners_up"]:
+        ru["importance"] = round(ru["importance"], 6)
+    return d
+
+
+def _apply(tx: Tx, item, counter: TokenCounter, log: ReplayLog) -> None:
+    """One line of the file through the layer; its rows go into ``tx``'s transaction."""
+    layer = tx.layer
+    if isinstance(item, T.TurnLine):
+        tokens = counter.count(item.content)
+        t = tx.add_turn(item.role, item.content, tokens)
+        log.turns.append({"turn": t.number, "role": t.role, "tokens": tokens})
+        if item.cites:
+            log.dropped_cites += tx.cite(list(item.cites), answer_turn=t.number, source="replay").dropped
+        records = tx.enforce(f"over budget after turn {t.number} arrived")
+        entry = layer.snapshot().as_timeline_entry()
+        log.timeline.append(entry)
+        log.history.append(("turn", {**log.turns[-1], **entry}))
+        _log_evictions(log, records)
+        return
+    entry = {"step": layer.step, "event": item.event, "turn": item.turn}
+    records = []
+    if item.event == "pin":
+        records, refused = tx.pin(item.turn)
+        if refused:
+            entry["refused"] = refused
+    elif item.event == "unpin":
+        records = tx.unpin(item.turn)
+    elif item.event == "restore":
+        records = tx.restore(item.turn)
+    elif item.event == "feedback":
+        tx.feedback(item.turn, item.value)
+        entry["value"] = item.value
+    log.events.append(entry)
+    log.history.append(("event", entry))
+    _log_evictions(log, records)
+
+
+def _log_evictions(log: ReplayLog, records) -> None:
+    for r in records:
+        e = _eviction_entry(r)
+        log.evictions.append(e)
+        log.history.append(("eviction", e))
+
+
+def _finish(log: ReplayLog, layer: MemoryLayer) -> None:
+    snap = layer.snapshot()
+    log.final = {
+        "step": snap.step,
+        "active": list(snap.active),
+        "evicted": list(snap.evicted),
+        "pinned": list(snap.pinned),
+        "used_tokens": snap.used_tokens,
+        "budget": snap.budget,
+        "over_budget": snap.forced_over_budget,
+    }
+
+
+def replay(
+    store: MemoryStore,
+    transcript: T.Transcript,
+    counter: TokenCounter,
+    settings: MemorySettings,
+    *,
+    title: str | None = None,
+    owner: str | None = None,
+    atomic: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> ReplayLog:
+    """Store ``transcript`` as a new conversation, line by line, through layer and storage."""
+    log = ReplayLog(
+        settings={
+            "budget": settings.budget,
+            "lag": settings.lag,
+            "effective_lag": MemoryLayer(settings).lag,
+            "policy": settings.policy,
+            "policy_params": MemoryLayer(settings).policy.params(),
+            "low_watermark": settings.low_watermark,
+            "pin_share": settings.pin_share,
+            "tokens": counter.name,
+            "tokens_exact": counter.exact,
+        }
+    )
+    conv_id = store.create(title or transcript.header.get("title") or "replay", settings, owner=owner)
+    log.conversation_id = conv_id
+    if atomic:
+        with store.transaction(conv_id) as tx:
+            for i, item in enumerate(transcript.items):
+                _apply(tx, item, counter, log)
+                if progress:
+                    progress(i)
+            _finish(log, tx.layer)
+        return log
+    layer = None
+    for i, item in enumerate(transcript.items):
+        with store.transaction(conv_id) as tx:
+            _apply(tx, item, counter, log)
+            layer = tx.layer
+        if progress:
+            progress(i)
+    _finish(log, layer or MemoryLayer(settings))
+    return log
+
+
+def export_transcript(store: MemoryStore, conv_id: int, owner: str | None = None) -> str:
+    """A conversation in the saved format: export -> import -> export gives the same file."""
+    with Session(store.reader) as s:
+        conv = repo.get_conversation(s, conv_id, owner=owner)
+        settings = repo.settings_of(conv)
+        header = {
+            "lagmem": T.FORMAT_VERSION,
+            "title": conv.title,
+            "budget": settings.budget,
+            "lag": settings.lag,
+            "policy": settings.policy,
+            "low_watermark": settings.low_watermark,
+            "pin_share": settings.pin_share,
+        }
+        if settings.policy_params:
+            header["policy_params"] = settings.policy_params
+        cites: dict[int, list[tuple[int, float]]] = {}
+        for c in s.scalars(select(CitationRow).where(CitationRow.conversation_id == conv_id).order_by(CitationRow.id)):
+            if c.answer_turn is not None:
+                cites.setdefault(c.answer_turn, []).append((c.turn, c.weight))
+        events: dict[int, list[T.EventLine]] = {}
+        for e in s.scalars(select(MemoryEvent).where(MemoryEvent.conversation_id == conv_id).order_by(MemoryEvent.id)):
+            kind = {"auto_restore": "restore"}.get(e.kind, e.kind)
+            if kind not in T.EVENTS:
+                continue  # refused pins changed nothing
+            value = float(e.detail) if kind == "feedback" else None
+            events.setdefault(e.step, []).append(T.EventLine(kind, e.turn, value))
+        items: list = list(events.get(0, []))
+        for row in repo.turn_rows(s, conv_id):
+            items.append(T.TurnLine(row.seq, row.role, row.content, tuple(cites.get(row.seq, ()))))
+            items.extend(events.get(row.seq, []))
+    return T.write(T.Transcript(header, items))

@@ -1,0 +1,188 @@
+"""MemoryStore: the memory layer and the database, kept in step.
+
+Every change happens in a unit of work (``store.transaction(conv_id)``): the conversation row is
+locked (``BEGIN IMMEDIATE`` on SQLite, ``SELECT ... FOR UPDATE`` elsewhere), the in-RAM layer is
+taken from a cache only if the stored ``version`` says nobody else changed the conversation
+(otherwise rebuilt from the database alone), the layer decides, and the rows it implies are written
+in the same transaction. If anything fails, the transaction rolls back and the cached layer is
+dropped, so the next unit of work rebuilds from what was committed: no half-written state survives.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from memory.layer import CiteOutcome, MemoryLayer
+from memory.types import EvictionRecord, MemorySettings, PinRefused, TurnState
+from storage import repo
+from storage.db import read_engine
+from storage.models import Conversation
+
+
+def load_layer(s: Session, conv: Conversation) -> MemoryLayer:
+    """Rebuild a conversation's memory state from the database alone."""
+    return MemoryLayer.from_state(
+        repo.settings_of(conv),
+        repo.load_turn_states(s, conv.id),
+        repo.load_citations(s, conv.id),
+        repo.load_feedback(s, conv.id),
+        step=conv.step,
+    )
+
+
+@dataclass
+class Tx:
+    """One unit of work on one conversation: layer operations that also write their rows."""
+
+    session: Session
+    conv: Conversation
+    layer: MemoryLayer
+    dropped: int = 0
+
+    @property
+    def conv_id(self) -> int:
+        return self.conv.id
+
+    def add_turn(self, role: str, content: str, tokens: int, **row) -> TurnState:
+        t = self.layer.add_turn(role, tokens)
+        repo.insert_turn(self.session, self.conv_id, t, content, **row)
+        return t
+
+    def cite(self, turns: Iterable[int | tuple[int, float]], *, offered=None, source="retrieval", answer_turn=None) -> CiteOutcome:
+        out = self.layer.cite(turns, offered=offered, source=source, answer_turn=answer_turn)
+        repo.insert_citations(self.session, self.conv_id, out.recorded)
+        self.dropped += out.dropped
+        return out
+
+    def enforce(self, reason: str | None = None) -> list[EvictionRecord]:
+        return self._evicted(self.layer.enforce_budget(reason))
+
+    def _evicted(self, records: list[EvictionRecord]) -> list[EvictionRecord]:
+        repo.insert_evictions(self.session, self.conv_id, records)
+        return records
+
+    def _sync(self, number: int) -> None:
+        repo.sync_turn(self.session, self.conv_id, self.layer.turn(number))
+
+    def pin(self, number: int) -> tuple[list[EvictionRecord], str | None]:
+        """Pin (restoring an evicted turn first). Returns (evictions, refusal message or None):
+        a pin past the cap changes nothing but is logged, so the user can see why it was refused."""
+        if self.layer.turn(number).pinned:
+            return [], None
+        try:
+            records = self.layer.pin(number)
+        except PinRefused as exc:
+            repo.insert_event(self.session, self.conv_id, "pin_refused", number, self.layer.step, str(exc))
+            return [], str(exc)
+        self._sync(number)
+        repo.insert_event(self.session, self.conv_id, "pin", number, self.layer.step)
+        return self._evicted(records), None
+
+    def unpin(self, number: int) -> list[EvictionRecord]:
+        if not self.layer.turn(number).pinned:
+            return []
+        records = self.layer.unpin(number)
+        self._sync(number)
+        repo.insert_event(self.session, self.conv_id, "unpin", number, self.layer.step)
+        return self._evicted(records)
+
+    def restore(self, number: int, kind: str = "restore") -> list[EvictionRecord]:
+        if self.layer.turn(number).active:
+            return []
+        records = self.layer.restore(number)
+        self._sync(number)
+        repo.insert_event(self.session, self.conv_id, kind, number, self.layer.step)
+        return self._evicted(records)
+
+    def feedback(self, answer_turn: int, value: float) -> None:
+        self.layer.turn(answer_turn)  # raises UnknownTurn for a turn that does not exist
+        self.layer.feedback(answer_turn, value)
+        repo.insert_feedback(self.session, self.conv_id, answer_turn, self.layer.step, value)
+        # also in the event log, so an export keeps its order among pins and restores
+        repo.insert_event(self.session, self.conv_id, "feedback", answer_turn, self.layer.step, repr(float(value)))
+
+    def miss(self, turn: int, similarity: float, restored: bool) -> None:
+        repo.insert_miss(self.session, self.conv_id, turn, self.layer.step, similarity, restored)
+
+
+class MemoryStore:
+    """Thread-safe access to conversations' memory, shared by the app's sessions (cache_resource)."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.reader = read_engine(engine)
+        self._cache: dict[int, tuple[int, MemoryLayer]] = {}
+        self._locks: dict[int, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def _lock(self, conv_id: int) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(conv_id, threading.Lock())
+
+    # ----- conversations -------------------------------------------------------------------
+    def create(self, title: str, settings: MemorySettings | None = None, *, owner: str | None = None, auto_restore: bool = False) -> int:
+        settings = settings or MemorySettings()
+        MemoryLayer(settings)  # validates the policy name and parameters before anything is stored
+        with Session(self.engine) as s, s.begin():
+            return repo.create_conversation(s, title, settings, owner=owner, auto_restore=auto_restore).id
+
+    def conversations(self, owner: str | None = None) -> list[Conversation]:
+        with Session(self.reader, expire_on_commit=False) as s:
+            return repo.list_conversations(s, owner=owner)
+
+    def conversation(self, conv_id: int, owner: str | None = None) -> Conversation:
+        with Session(self.reader, expire_on_commit=False) as s:
+            return repo.get_conversation(s, conv_id, owner=owner)
+
+    def rename(self, conv_id: int, title: str, owner: str | None = None) -> None:
+        with self.transaction(conv_id, owner=owner) as tx:
+            tx.conv.title = title
+
+    def delete(self, conv_id: int, owner: str | None = None) -> None:
+        with Session(self.engine) as s, s.begin():
+            repo.get_conversation(s, conv_id, owner=owner, lock=True)
+            repo.delete_conversation(s, conv_id)
+        self._cache.pop(conv_id, None)
+
+    def update_settings(self, conv_id: int, settings: MemorySettings, *, auto_restore: bool | None = None, owner: str | None = None) -> list[EvictionRecord]:
+        """Change budget/lag/policy; the new budget is enforced at once (and recorded)."""
+        MemoryLayer(settings)
+        with self.transaction(conv_id, owner=owner) as tx:
+            c = tx.conv
+            c.budget, c.lag, c.policy = settings.budget, settings.lag, settings.policy
+            c.low_watermark, c.pin_share, c.policy_params = settings.low_watermark, settings.pin_share, dict(settings.policy_params)
+            if auto_restore is not None:
+                c.auto_restore = auto_restore
+            tx.layer = MemoryLayer.from_state(settings, tx.layer.turns(), tx.layer.citations(), tx.layer.feedback_values(), step=tx.layer.step)
+            return tx.enforce(f"over budget after settings changed (budget {settings.budget}, policy {settings.policy})")
+
+    # ----- units of work -------------------------------------------------------------------
+    @contextmanager
+    def transaction(self, conv_id: int, *, owner: str | None = None) -> Iterator[Tx]:
+        with self._lock(conv_id):
+            s = Session(self.engine, expire_on_commit=False)
+            try:
+                with s.begin():
+                    conv = repo.get_conversation(s, conv_id, owner=owner, lock=True)
+                    cached = self._cache.pop(conv_id, None)
+                    layer = cached[1] if cached and cached[0] == conv.version else load_layer(s, conv)
+                    tx = Tx(s, conv, layer)
+                    yield tx
+                    repo.bump(s, conv, tx.layer.step, tx.dropped)
+                    version = conv.version
+                # committed: the layer now matches the database
+                self._cache[conv_id] = (version, tx.layer)
+            finally:
+                s.close()
+
+    def layer(self, conv_id: int, owner: str | None = None) -> MemoryLayer:
+        """A private copy of the current memory state, for reading (the inspector, retrieval)."""
+        with Session(self.reader) as s:
+            conv = repo.get_conversation(s, conv_id, owner=owner)
+            return load_layer(s, conv)

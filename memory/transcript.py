@@ -1,0 +1,212 @@
+"""The saved-conversation format (JSONL): parse with line numbers, validate, write.
+
+    {"lagmem": 1, "title": "trip planning", "budget": 600, "lag": 4, "policy": "measured"}
+    {"role": "user", "content": "I'm flying to Lisbon on May 3rd."}
+    {"role": "assistant", "content": "Noted: Lisbon, May 3rd.", "cites": [1]}
+    {"event": "pin", "turn": 1}
+    {"event": "feedback", "turn": 2, "value": -1}
+
+The header is optional and must be the first line. Turns are numbered 1, 2, 3 ... in file order;
+``cites`` names earlier turns (an int, or {"turn": n, "weight": w}); events name existing turns.
+Anything else is refused with the line number and what is wrong: a parser that guesses would
+store half a conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+from .types import ROLES
+
+FORMAT_VERSION = 1
+EVENTS = ("pin", "unpin", "restore", "feedback")
+HEADER_KEYS = {
+    "lagmem": int,
+    "title": str,
+    "budget": int,
+    "lag": int,
+    "policy": str,
+    "low_watermark": (int, float),
+    "pin_share": (int, float),
+    "policy_params": dict,
+    "model": str,
+}
+TURN_KEYS = {"role", "content", "cites"}
+MAX_LINE_CHARS = 8_000_000
+
+
+class TranscriptError(ValueError):
+    """A malformed saved conversation: ``line`` is 1-based, ``reason`` says what is wrong."""
+
+    def __init__(self, line: int, reason: str):
+        super().__init__(f"line {line}: {reason}")
+        self.line = line
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class TurnLine:
+    number: int
+    role: str
+    content: str
+    cites: tuple[tuple[int, float], ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class EventLine:
+    event: str
+    turn: int
+    value: float | None = None
+    line: int = 0
+
+
+@dataclass
+class Transcript:
+    header: dict = field(default_factory=dict)
+    items: list[TurnLine | EventLine] = field(default_factory=list)
+
+    @property
+    def turns(self) -> list[TurnLine]:
+        return [i for i in self.items if isinstance(i, TurnLine)]
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_header(obj: dict, line: int) -> dict:
+    for key, value in obj.items():
+        if key not in HEADER_KEYS:
+            raise TranscriptError(line, f"unknown header key {key!r} (known: {', '.join(HEADER_KEYS)})")
+        expected = HEADER_KEYS[key]
+        ok = isinstance(value, expected) and not isinstance(value, bool)
+        if not ok:
+            raise TranscriptError(line, f"header key {key!r} has the wrong type ({type(value).__name__})")
+    if obj["lagmem"] != FORMAT_VERSION:
+        raise TranscriptError(line, f"unsupported format version {obj['lagmem']} (this lagmem reads {FORMAT_VERSION})")
+    if "budget" in obj and obj["budget"] <= 0:
+        raise TranscriptError(line, "budget must be a positive number of tokens")
+    if "lag" in obj and obj["lag"] < 0:
+        raise TranscriptError(line, "lag must be >= 0")
+    for key in ("low_watermark", "pin_share"):
+        if key in obj and not (0 <= obj[key] <= 1 and math.isfinite(obj[key])):
+            raise TranscriptError(line, f"{key} must be between 0 and 1")
+    return obj
+
+
+def _check_cites(raw, number: int, line: int) -> tuple[tuple[int, float], ...]:
+    if not isinstance(raw, list):
+        raise TranscriptError(line, "'cites' must be a list of turn numbers")
+    cites = []
+    for item in raw:
+        if isinstance(item, dict):
+            if set(item) - {"turn", "weight"} or "turn" not in item:
+                raise TranscriptError(line, 'a cite object must be {"turn": n} or {"turn": n, "weight": w}')
+            turn, weight = item["turn"], item.get("weight", 1.0)
+            if not (isinstance(weight, (int, float)) and not isinstance(weight, bool) and math.isfinite(weight) and weight >= 0):
+                raise TranscriptError(line, f"cite weight must be a finite number >= 0, got {weight!r}")
+        else:
+            turn, weight = item, 1.0
+        if not _is_int(turn):
+            raise TranscriptError(line, f"a cite must name a turn number, got {turn!r}")
+        if not 1 <= turn < number:
+            raise TranscriptError(line, f"turn {number} cites turn {turn}, which is not an earlier turn")
+        cites.append((turn, float(weight)))
+    return tuple(cites)
+
+
+def _parse_item(obj: dict, line: int, n_turns: int) -> TurnLine | EventLine:
+    if "event" in obj:
+        event = obj["event"]
+        if event not in EVENTS:
+            raise TranscriptError(line, f"unknown event {event!r} (known: {', '.join(EVENTS)})")
+        allowed = {"event", "turn", "value"} if event == "feedback" else {"event", "turn"}
+        extra = set(obj) - allowed
+        if extra:
+            raise TranscriptError(line, f"unexpected key(s) {sorted(extra)} in a {event} event")
+        turn = obj.get("turn")
+        if not _is_int(turn):
+            raise TranscriptError(line, f"a {event} event needs 'turn': a turn number")
+        if not 1 <= turn <= n_turns:
+            raise TranscriptError(line, f"{event} names turn {turn}, but only {n_turns} turns exist so far")
+        value = None
+        if event == "feedback":
+            value = obj.get("value")
+            if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and -1 <= value <= 1):
+                raise TranscriptError(line, "feedback needs 'value' between -1 and 1")
+            value = float(value)
+        return EventLine(event, turn, value, line)
+    if "role" in obj or "content" in obj:
+        extra = set(obj) - TURN_KEYS
+        if extra:
+            raise TranscriptError(line, f"unexpected key(s) {sorted(extra)} in a turn")
+        role, content = obj.get("role"), obj.get("content")
+        if role not in ROLES:
+            raise TranscriptError(line, f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        if not isinstance(content, str):
+            raise TranscriptError(line, "a turn needs 'content': a string")
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError:
+            raise TranscriptError(line, "content holds an invalid (lone surrogate) character") from None
+        number = n_turns + 1
+        cites = _check_cites(obj.get("cites", []), number, line)
+        return TurnLine(number, role, content, cites, line)
+    raise TranscriptError(line, "not a turn (role, content), an event (event, turn) or a header (lagmem)")
+
+
+def parse(text: str) -> Transcript:
+    """Parse a whole file. Raises ``TranscriptError`` at the first bad line; returns nothing partial."""
+    if not isinstance(text, str):
+        raise TranscriptError(0, "a saved conversation must be text")
+    out = Transcript()
+    n_turns = 0
+    # split on "\n" only: str.splitlines() would also split inside strings holding U+2028 etc.
+    for i, raw in enumerate(text.split("\n"), start=1):
+        raw = raw.removesuffix("\r")
+        if not raw.strip():
+            continue
+        if len(raw) > MAX_LINE_CHARS:
+            raise TranscriptError(i, f"line longer than {MAX_LINE_CHARS} characters")
+        try:
+            obj = json.loads(raw)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise TranscriptError(i, f"not valid JSON ({getattr(exc, 'msg', 'too deeply nested')})") from None
+        if not isinstance(obj, dict):
+            raise TranscriptError(i, "each line must be a JSON object")
+        if "lagmem" in obj:
+            if out.header or out.items:
+                raise TranscriptError(i, "the header (with 'lagmem') may only be the first line")
+            out.header = _check_header(obj, i)
+            continue
+        item = _parse_item(obj, i, n_turns)
+        if isinstance(item, TurnLine):
+            n_turns += 1
+        out.items.append(item)
+    return out
+
+
+def _dumps(obj: dict) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "))
+
+
+def write(t: Transcript) -> str:
+    """Serialize; ``write(parse(write(t))) == write(t)`` (export -> import -> export is stable)."""
+    lines = []
+    if t.header:
+        lines.append(_dumps({"lagmem": FORMAT_VERSION, **{k: v for k, v in t.header.items() if k != "lagmem"}}))
+    for item in t.items:
+        if isinstance(item, TurnLine):
+            obj: dict = {"role": item.role, "content": item.content}
+            if item.cites:
+                obj["cites"] = [n if w == 1.0 else {"turn": n, "weight": w} for n, w in item.cites]
+        else:
+            obj = {"event": item.event, "turn": item.turn}
+            if item.event == "feedback":
+                v = item.value
+                obj["value"] = int(v) if v is not None and float(v).is_integer() else v
+        lines.append(_dumps(obj))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,108 @@
+"""Engine setup and migrations: one setting (LAGMEM_DATABASE_URL or LAGMEM_DATA_DIR) moves all state.
+
+SQLite is the embedded default (a file under the user's data directory), tuned in a ``connect``
+listener: WAL, busy_timeout, foreign keys on. Write transactions start with ``BEGIN IMMEDIATE`` so
+two writers queue on the lock instead of failing half-way with "database is locked"; read-only
+sessions (``read_engine``) begin deferred. Any other SQLAlchemy URL (PostgreSQL via psycopg) works.
+Migrations run automatically when an engine is opened.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+BUSY_TIMEOUT_MS = 30_000
+
+
+def data_dir() -> Path:
+    """Where lagmem keeps its files: $LAGMEM_DATA_DIR, else the user's data directory."""
+    env = os.environ.get("LAGMEM_DATA_DIR", "").strip()
+    if env:
+        path = Path(env).expanduser()
+    else:
+        import platformdirs
+
+        path = Path(platformdirs.user_data_dir("lagmem", appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def default_url() -> str:
+    env = os.environ.get("LAGMEM_DATABASE_URL", "").strip()
+    if env:
+        return env
+    return f"sqlite:///{data_dir() / 'lagmem.db'}"
+
+
+def _sqlite_listeners(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):
+        # Let SQLAlchemy's "begin" event emit BEGIN itself (pysqlite's implicit BEGIN is deferred).
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):
+        mode = "DEFERRED" if conn.get_execution_options().get("lagmem_readonly") else "IMMEDIATE"
+        conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
+    """Open (and by default migrate) the database at ``url`` (default: ``default_url()``)."""
+    url = url or default_url()
+    parsed = make_url(url)
+    kwargs: dict = {"future": True}
+    if parsed.get_backend_name() == "sqlite":
+        db = parsed.database
+        if db and db != ":memory:":
+            Path(db).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        kwargs["connect_args"] = {"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}
+    else:
+        kwargs["pool_pre_ping"] = True
+    engine = create_engine(url, **kwargs)
+    if parsed.get_backend_name() == "sqlite":
+        _sqlite_listeners(engine)
+    if migrate:
+        upgrade(engine)
+    return engine
+
+
+def read_engine(engine: Engine) -> Engine:
+    """The same database for read-only work: SQLite reads then do not take the write lock."""
+    return engine.execution_options(lagmem_readonly=True)
+
+
+def alembic_config(engine: Engine) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%"))
+    return cfg
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Run migrations up to ``revision`` in one transaction (concurrent starters wait, then no-op)."""
+    cfg = alembic_config(engine)
+    with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(7431001)"))
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, revision)
+
+
+def current_revision(engine: Engine) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()

@@ -1,0 +1,234 @@
+"""Repository functions: rows in, memory value types out. No decisions are made here.
+
+``storage`` knows ``memory``'s value types (TurnState, Citation, EvictionRecord, MemorySettings) and
+nothing else of it; the wiring of layer and database lives in ``assistant.store``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
+
+from memory.types import Citation, EvictionRecord, MemorySettings, TurnState
+
+from .models import (
+    CitationRow,
+    Conversation,
+    EvictionRow,
+    FeedbackRow,
+    MemoryEvent,
+    MissRow,
+    Turn,
+    utcnow,
+)
+
+
+class NotFound(LookupError):
+    """No such conversation (or not visible to this user)."""
+
+
+def settings_of(conv: Conversation) -> MemorySettings:
+    return MemorySettings(
+        budget=conv.budget,
+        lag=conv.lag,
+        policy=conv.policy,
+        low_watermark=conv.low_watermark,
+        pin_share=conv.pin_share,
+        policy_params=dict(conv.policy_params or {}),
+    )
+
+
+def create_conversation(
+    s: Session, title: str, settings: MemorySettings, *, owner: str | None = None, auto_restore: bool = False
+) -> Conversation:
+    conv = Conversation(
+        title=title,
+        owner=owner,
+        budget=settings.budget,
+        lag=settings.lag,
+        policy=settings.policy,
+        low_watermark=settings.low_watermark,
+        pin_share=settings.pin_share,
+        policy_params=dict(settings.policy_params),
+        auto_restore=auto_restore,
+        step=0,
+        version=0,
+        dropped_cites=0,
+    )
+    s.add(conv)
+    s.flush()
+    return conv
+
+
+def get_conversation(s: Session, conv_id: int, *, owner: str | None = None, lock: bool = False) -> Conversation:
+    q = select(Conversation).where(Conversation.id == conv_id)
+    if owner is not None:
+        q = q.where(Conversation.owner == owner)
+    if lock:
+        q = q.with_for_update()
+    conv = s.scalars(q).first()
+    if conv is None:
+        raise NotFound(f"conversation {conv_id} does not exist")
+    return conv
+
+
+def list_conversations(s: Session, *, owner: str | None = None) -> list[Conversation]:
+    q = select(Conversation).order_by(Conversation.updated_at.desc(), Conversation.id.desc())
+    if owner is not None:
+        q = q.where(Conversation.owner == owner)
+    return list(s.scalars(q))
+
+
+def load_turn_states(s: Session, conv_id: int) -> list[TurnState]:
+    rows = s.execute(
+        select(Turn.seq, Turn.role, Turn.tokens, Turn.protected_since, Turn.state, Turn.pinned)
+        .where(Turn.conversation_id == conv_id)
+        .order_by(Turn.seq)
+    )
+    return [TurnState(seq, role, tokens, seq, since, state == "active", pinned) for seq, role, tokens, since, state, pinned in rows]
+
+
+def load_citations(s: Session, conv_id: int) -> list[Citation]:
+    rows = s.execute(
+        select(CitationRow.turn, CitationRow.step, CitationRow.weight, CitationRow.source, CitationRow.answer_turn)
+        .where(CitationRow.conversation_id == conv_id)
+        .order_by(CitationRow.id)
+    )
+    return [Citation(t, st, w, src, a) for t, st, w, src, a in rows]
+
+
+def load_feedback(s: Session, conv_id: int) -> dict[int, float]:
+    rows = s.execute(
+        select(FeedbackRow.answer_turn, FeedbackRow.value).where(FeedbackRow.conversation_id == conv_id).order_by(FeedbackRow.id)
+    )
+    return {a: v for a, v in rows}  # the latest feedback on an answer wins
+
+
+def insert_turn(
+    s: Session,
+    conv_id: int,
+    t: TurnState,
+    content: str,
+    *,
+    model: str | None = None,
+    incomplete: bool = False,
+    embedding: bytes | None = None,
+    embedding_model: str | None = None,
+    embedding_dim: int | None = None,
+) -> None:
+    s.add(
+        Turn(
+            conversation_id=conv_id,
+            seq=t.number,
+            role=t.role,
+            content=content,
+            tokens=t.tokens,
+            state="active" if t.active else "evicted",
+            pinned=t.pinned,
+            protected_since=t.protected_since,
+            incomplete=incomplete,
+            model=model,
+            embedding=embedding,
+            embedding_model=embedding_model,
+            embedding_dim=embedding_dim,
+        )
+    )
+    s.flush()
+
+
+def sync_turn(s: Session, conv_id: int, t: TurnState) -> None:
+    """Write the layer's view of one turn (state, pin, protection start) back to its row."""
+    s.execute(
+        update(Turn)
+        .where(Turn.conversation_id == conv_id, Turn.seq == t.number)
+        .values(state="active" if t.active else "evicted", pinned=t.pinned, protected_since=t.protected_since)
+    )
+
+
+def insert_citations(s: Session, conv_id: int, cites: Iterable[Citation]) -> None:
+    s.add_all(
+        CitationRow(conversation_id=conv_id, turn=c.turn, step=c.step, weight=c.weight, source=c.source, answer_turn=c.answer_turn)
+        for c in cites
+    )
+
+
+def insert_evictions(s: Session, conv_id: int, records: Sequence[EvictionRecord]) -> None:
+    """One row per eviction and the turn's state change, in the caller's transaction (contract 4)."""
+    for r in records:
+        s.add(
+            EvictionRow(
+                conversation_id=conv_id,
+                turn=r.turn,
+                step=r.step,
+                importance=r.importance,
+                runners_up=[[t, sc] for t, sc in r.runners_up],
+                budget=r.budget,
+                tokens_before=r.tokens_before,
+                tokens_after=r.tokens_after,
+                policy=r.policy,
+                reason=r.reason,
+            )
+        )
+    if records:
+        s.execute(
+            update(Turn)
+            .where(Turn.conversation_id == conv_id, Turn.seq.in_([r.turn for r in records]))
+            .values(state="evicted")
+        )
+
+
+def eviction_record(row: EvictionRow) -> EvictionRecord:
+    return EvictionRecord(
+        turn=row.turn,
+        step=row.step,
+        importance=row.importance,
+        runners_up=tuple((int(t), float(sc)) for t, sc in row.runners_up),
+        budget=row.budget,
+        tokens_before=row.tokens_before,
+        tokens_after=row.tokens_after,
+        policy=row.policy,
+        reason=row.reason,
+    )
+
+
+def load_evictions(s: Session, conv_id: int) -> list[EvictionRecord]:
+    rows = s.scalars(select(EvictionRow).where(EvictionRow.conversation_id == conv_id).order_by(EvictionRow.id))
+    return [eviction_record(r) for r in rows]
+
+
+def insert_event(s: Session, conv_id: int, kind: str, turn: int, step: int, detail: str = "") -> None:
+    s.add(MemoryEvent(conversation_id=conv_id, kind=kind, turn=turn, step=step, detail=detail[:500]))
+
+
+def insert_feedback(s: Session, conv_id: int, answer_turn: int, step: int, value: float) -> None:
+    s.add(FeedbackRow(conversation_id=conv_id, answer_turn=answer_turn, step=step, value=value))
+
+
+def insert_miss(s: Session, conv_id: int, turn: int, step: int, similarity: float, restored: bool) -> None:
+    s.add(MissRow(conversation_id=conv_id, turn=turn, step=step, similarity=similarity, restored=restored))
+
+
+def bump(s: Session, conv: Conversation, step: int, dropped: int = 0) -> None:
+    """Advance the stored clock and version: a cached memory state elsewhere is now stale."""
+    conv.step = step
+    conv.version = (conv.version or 0) + 1
+    conv.dropped_cites = (conv.dropped_cites or 0) + dropped
+    conv.updated_at = utcnow()
+
+
+def delete_conversation(s: Session, conv_id: int) -> None:
+    # Child tables first: SQLite enforces ON DELETE CASCADE only with foreign keys on, and an
+    # explicit order also keeps composite foreign keys happy on every backend.
+    for model in (MissRow, FeedbackRow, MemoryEvent, EvictionRow, CitationRow, Turn):
+        s.execute(delete(model).where(model.conversation_id == conv_id))
+    s.execute(delete(Conversation).where(Conversation.id == conv_id))
+
+
+def turn_rows(s: Session, conv_id: int) -> list[Turn]:
+    return list(s.scalars(select(Turn).where(Turn.conversation_id == conv_id).order_by(Turn.seq)))
+
+
+def count_turns(s: Session, conv_id: int) -> int:
+    return s.scalar(select(func.count()).select_from(Turn).where(Turn.conversation_id == conv_id)) or 0

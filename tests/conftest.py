@@ -1,0 +1,75 @@
+"""Shared fixtures. One setting moves all state: every test gets its own data dir and database,
+so no test ever touches a user's files. ``LAGMEM_TEST_DATABASE_URL`` (a PostgreSQL server URL)
+runs the database tests against PostgreSQL too, each test in a fresh database."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+CONVERSATIONS = Path(__file__).parent / "conversations"
+
+
+@pytest.fixture(scope="session")
+def tiktoken_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("tiktoken")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_state(tmp_path, monkeypatch, tiktoken_cache):
+    monkeypatch.setenv("LAGMEM_DATA_DIR", str(tmp_path / "lagmem-data"))
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tiktoken_cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for name in ("LAGMEM_DATABASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "LAGMEM_MODEL", "LAGMEM_LLM"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _postgres_url(base: str) -> str:
+    """Create a fresh database on the server at ``base`` and return its URL."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    name = f"lagmem_t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as c:
+        c.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return make_url(base).set(database=name).render_as_string(hide_password=False)
+
+
+def backends() -> list[str]:
+    return ["sqlite", "postgresql"] if os.environ.get("LAGMEM_TEST_DATABASE_URL") else ["sqlite"]
+
+
+@pytest.fixture(params=backends())
+def db_url(request, tmp_path) -> str:
+    """A fresh, empty database URL: SQLite always; PostgreSQL when LAGMEM_TEST_DATABASE_URL is set."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'test.db'}"
+    return _postgres_url(os.environ["LAGMEM_TEST_DATABASE_URL"])
+
+
+@pytest.fixture
+def engine(db_url):
+    from storage.db import make_engine
+
+    eng = make_engine(db_url)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def store(engine):
+    from assistant.store import MemoryStore
+
+    return MemoryStore(engine)
+
+
+@pytest.fixture(scope="session")
+def counter():
+    from memory.tokens import make_token_counter
+
+    return make_token_counter(None)
