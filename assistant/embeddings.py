@@ -56,6 +56,7 @@ class SentenceEmbedder:
         # Before sentence-transformers/huggingface_hub import: they read these at import time.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no "Loading weights" bar
         from sentence_transformers import SentenceTransformer
 
         if model_path is None:
