@@ -94,11 +94,26 @@ def alembic_config(engine: Engine) -> Config:
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Run migrations up to ``revision`` in one transaction (concurrent starters wait, then no-op)."""
     cfg = alembic_config(engine)
-    with engine.begin() as conn:
-        if engine.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(7431001)"))
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.connect() as conn:
+        if sqlite:
+            # Batch migrations rebuild tables (copy, drop, rename). With foreign keys on, dropping
+            # the old parent table would cascade-delete every child row, so they are off while
+            # migrating (the pragma only takes effect outside a transaction) and checked after.
+            conn.connection.dbapi_connection.execute("PRAGMA foreign_keys=OFF")
+        try:
+            with conn.begin():
+                if engine.dialect.name == "postgresql":
+                    conn.execute(text("SELECT pg_advisory_xact_lock(7431001)"))
+                cfg.attributes["connection"] = conn
+                command.upgrade(cfg, revision)
+                if sqlite:
+                    broken = conn.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                    if broken:
+                        raise RuntimeError(f"migration left rows with broken references: {broken[:5]}")
+        finally:
+            if sqlite:
+                conn.connection.dbapi_connection.execute("PRAGMA foreign_keys=ON")
 
 
 def current_revision(engine: Engine) -> str | None:

@@ -1,0 +1,183 @@
+"""Storage: migrations (from an old schema with data in it), pragmas, rebuild from the database
+alone, and one transaction per unit of work."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import func, select, text
+from sqlalchemy.orm import Session
+
+from assistant.store import MemoryStore, load_layer
+from memory.types import MemorySettings
+from storage import repo
+from storage.db import current_revision, make_engine, upgrade
+from storage.models import Base, CitationRow, EvictionRow, Turn
+
+
+def test_models_and_migrations_agree(engine):
+    with engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
+    assert diff == []
+    assert current_revision(engine) == "0002"
+
+
+def test_sqlite_pragmas_are_set_on_every_connection(tmp_path):
+    engine = make_engine(f"sqlite:///{tmp_path / 'p.db'}")
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 5000
+
+
+def test_default_database_lives_under_the_data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAGMEM_DATA_DIR", str(tmp_path / "here"))
+    from storage.db import default_url
+
+    assert default_url() == f"sqlite:///{tmp_path / 'here' / 'lagmem.db'}"
+    monkeypatch.setenv("LAGMEM_DATABASE_URL", "sqlite:///elsewhere.db")
+    assert default_url() == "sqlite:///elsewhere.db"
+
+
+def test_upgrade_from_the_first_schema_keeps_the_data(tmp_path):
+    path = tmp_path / "old.db"
+    engine = make_engine(f"sqlite:///{path}", migrate=False)
+    upgrade(engine, "0001")
+    assert current_revision(engine) == "0001"
+    # a conversation written by the old schema, with raw SQL as an old lagmem would have
+    con = sqlite3.connect(path)
+    con.execute(
+        "INSERT INTO conversations (id, title, created_at, updated_at, budget, lag, policy, low_watermark, pin_share,"
+        " policy_params, step, version, dropped_cites) VALUES (1, 'old', '2026-01-01', '2026-01-01', 50, 1, 'measured',"
+        " 1.0, 0.5, '{}', 2, 2, 0)"
+    )
+    for seq, state in ((1, "evicted"), (2, "active")):
+        con.execute(
+            "INSERT INTO turns (conversation_id, seq, role, content, tokens, state, pinned, protected_since, incomplete,"
+            " created_at) VALUES (1, ?, 'user', 'hello', 30, ?, 0, ?, 0, '2026-01-01')",
+            (seq, state, seq),
+        )
+    con.execute("INSERT INTO citations (conversation_id, turn, step, weight, source, answer_turn) VALUES (1, 1, 2, 1.0, 'retrieval', 2)")
+    con.commit()
+    con.close()
+    engine.dispose()
+
+    engine = make_engine(f"sqlite:///{path}")  # migrates on open
+    assert current_revision(engine) == "0002"
+    store = MemoryStore(engine)
+    conv = store.conversation(1)
+    assert conv.title == "old" and conv.auto_restore is False and conv.owner is None
+    layer = store.layer(1)
+    assert layer.snapshot().active == (2,) and layer.snapshot().evicted == (1,)
+    assert [c.turn for c in layer.citations()] == [1]
+    with store.transaction(1) as tx:  # and it keeps working
+        tx.add_turn("assistant", "hi", 30)
+        tx.enforce("test")
+    assert store.layer(1).step == 3
+
+
+def _exchange(store, conv_id, n_tokens=12, cites=(1,)):
+    with store.transaction(conv_id) as tx:
+        t = tx.add_turn("user", "x", n_tokens)
+        tx.cite(cites, answer_turn=t.number)
+        return tx.enforce(f"turn {t.number}")
+
+
+def test_rebuilt_state_equals_the_live_state(store):
+    conv = store.create("t", MemorySettings(budget=50, lag=1, pin_share=0.5))
+    for i in range(20):
+        _exchange(store, conv, 7 + i % 5, cites=(1, i))
+        if i == 5:
+            with store.transaction(conv) as tx:
+                tx.pin(2)
+                tx.feedback(5, -1)
+    live = store._cache[conv][1]
+    rebuilt = store.layer(conv)
+    assert rebuilt.snapshot() == live.snapshot()
+    assert rebuilt.citations() == live.citations()
+    assert rebuilt.ranking() == live.ranking()
+
+
+def test_every_eviction_has_one_record_and_no_turn_is_deleted(store, engine):
+    conv = store.create("t", MemorySettings(budget=30, lag=0))
+    n_records = sum(len(_exchange(store, conv)) for _ in range(15))
+    with Session(engine) as s:
+        assert s.scalar(select(func.count()).select_from(Turn).where(Turn.conversation_id == conv)) == 15
+        assert s.scalar(select(func.count()).select_from(EvictionRow)) == n_records
+        evicted = s.scalar(select(func.count()).select_from(Turn).where(Turn.state == "evicted"))
+    assert evicted == n_records > 0
+
+
+def test_a_failing_unit_of_work_leaves_nothing_behind(store, engine):
+    conv = store.create("t", MemorySettings(budget=30, lag=0))
+    for _ in range(4):
+        _exchange(store, conv)
+    before = store.layer(conv).snapshot()
+    with pytest.raises(RuntimeError):
+        with store.transaction(conv) as tx:
+            tx.add_turn("user", "y", 25)
+            tx.cite([1])
+            assert tx.enforce("t")
+            raise RuntimeError("the model call failed after the rows were written")
+    assert store.layer(conv).snapshot() == before
+    with Session(engine) as s:
+        assert s.scalar(select(func.count()).select_from(Turn)) == 4
+    _exchange(store, conv)  # the cached layer was dropped: the next unit of work starts clean
+    assert store.layer(conv).step == 5
+
+
+def test_a_stale_cache_is_rebuilt_when_another_store_wrote(engine):
+    a, b = MemoryStore(engine), MemoryStore(engine)
+    conv = a.create("t", MemorySettings(budget=40, lag=0))
+    _exchange(a, conv)
+    _exchange(b, conv)  # b writes behind a's back
+    _exchange(a, conv)  # a must see turn 2 and number its turn 3
+    assert a.layer(conv).step == 3
+    assert a._cache[conv][1].snapshot() == b.layer(conv).snapshot()
+
+
+def test_pin_refused_is_logged_and_changes_nothing(store, engine):
+    conv = store.create("t", MemorySettings(budget=40, lag=0, pin_share=0.25))
+    _exchange(store, conv, 20)
+    with store.transaction(conv) as tx:
+        records, refused = tx.pin(1)
+    assert records == [] and "pin cap of 10 tokens" in refused
+    assert store.layer(conv).snapshot().pinned == ()
+    with Session(engine) as s:
+        assert s.execute(text("SELECT kind FROM memory_events")).scalars().all() == ["pin_refused"]
+
+
+def test_delete_removes_a_conversation_and_its_logs(store, engine):
+    conv = store.create("t", MemorySettings(budget=20, lag=0))
+    for _ in range(5):
+        _exchange(store, conv)
+    store.delete(conv)
+    with Session(engine) as s:
+        for model in (Turn, CitationRow, EvictionRow):
+            assert s.scalar(select(func.count()).select_from(model)) == 0
+    with pytest.raises(repo.NotFound):
+        store.conversation(conv)
+
+
+def test_conversations_are_scoped_to_their_owner(store):
+    mine = store.create("mine", owner="ana@example.org")
+    store.create("theirs", owner="bo@example.org")
+    assert [c.title for c in store.conversations(owner="ana@example.org")] == ["mine"]
+    with pytest.raises(repo.NotFound):
+        store.conversation(mine, owner="bo@example.org")
+    with pytest.raises(repo.NotFound):
+        with store.transaction(mine, owner="bo@example.org"):
+            pass
+
+
+def test_load_layer_uses_only_the_database(store, engine):
+    conv = store.create("t", MemorySettings(budget=25, lag=2))
+    for _ in range(8):
+        _exchange(store, conv)
+    store._cache.clear()
+    with Session(engine) as s:
+        layer = load_layer(s, repo.get_conversation(s, conv))
+    assert layer.step == 8 and layer.used_tokens <= 25 + 24
