@@ -167,19 +167,11 @@ def token_scale(name: str) -> TokenScale:
 
 
 def _cl100k_counter() -> Callable[[str], int]:
-    try:  # the project's offline helper, when it exists
-        from memory.tokens import counter_for  # type: ignore[attr-defined]
+    """cl100k_base through the project's offline tiktoken helper (no network needed)."""
+    from ..tokens import TiktokenCounter
 
-        c = counter_for("cl100k_base")
-        return lambda text: int(c.count(text))
-    except (ImportError, AttributeError):
-        pass
-    try:
-        import tiktoken
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise RuntimeError("--tokens cl100k needs tiktoken (pip install tiktoken)") from exc
-    enc = tiktoken.get_encoding("cl100k_base")
-    return lambda text: len(enc.encode(text, disallowed_special=()))
+    counter = TiktokenCounter(encoding="cl100k_base")
+    return counter.count
 
 
 # ----- placement ------------------------------------------------------------------------------

@@ -1,0 +1,304 @@
+"""`lagmem bench ...`: the benchmark front end (progress bar, table, plot, JSON).
+
+The computation lives in ``memory.bench``; this module only parses options, fans the runs out over
+processes, and writes what the user asked for. ``register(subparsers)`` adds the ``bench`` command
+to the ``lagmem`` CLI; ``python -m assistant.bench_cli bench ...`` works on its own too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+DEFAULT_DATA = "../shared/data/locomo/locomo_dev.json"
+LOCOMO_POLICIES = "fifo,lru,accumulate,window,measured,oracle"
+LAGS = "0,1,2,4,8,16"
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def _names(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _params(items: list[str]) -> dict[str, dict[str, float]]:
+    """``measured.decay=0.99`` -> {"measured": {"decay": 0.99}}."""
+    out: dict[str, dict[str, float]] = {}
+    for item in items or []:
+        try:
+            key, value = item.split("=", 1)
+            policy, name = key.split(".", 1)
+            out.setdefault(policy, {})[name] = float(value)
+        except ValueError:
+            raise SystemExit(f"--param {item!r}: expected POLICY.NAME=NUMBER, e.g. measured.decay=0.99") from None
+    return out
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    """Add ``bench`` (with ``locomo``, ``synthetic``, ``speed``) to an argparse subparsers object."""
+    bench = subparsers.add_parser(
+        "bench",
+        help="benchmarks: eviction quality (LoCoMo, synthetic) and speed",
+        description="Benchmarks of the memory layer. See `lagmem bench <name> --help`.",
+    )
+    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,synthetic,speed}", required=True)
+
+    p = sub.add_parser(
+        "locomo",
+        help="evidence recall against the oracle on LoCoMo conversations",
+        description=(
+            "Replay LoCoMo conversations (LoCoMo's own JSON format) through the memory layer under "
+            "each policy and budget; at each question, score the share of its evidence turns still in "
+            "memory, then let it cite them. Reports recall (micro over question/evidence pairs), mean "
+            "per question, share of questions with all evidence kept, per category, and the share of "
+            "the fifo->oracle gap closed."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("--data", default=DEFAULT_DATA, help="LoCoMo JSON file (a list of conversations)")
+    p.add_argument("--tokens", choices=("words", "cl100k"), default="words",
+                   help="token cost: words = len(text.split()) * 1.3 (exact, in tenths), cl100k = tiktoken")
+    p.add_argument("--placement", choices=("end", "earliest", "random"), default="random",
+                   help="when questions are asked (questions carry no time)")
+    p.add_argument("--seeds", type=_ints, default=[0, 1, 2, 3, 4], help="placement seeds; results pool their pairs")
+    p.add_argument("--budgets", type=_ints, default=[1000, 2000, 4000], help="budgets in tokens")
+    p.add_argument("--policies", type=_names, default=_names(LOCOMO_POLICIES), help="policies to run")
+    p.add_argument("--noise", type=int, default=0, metavar="K",
+                   help="each question also cites K random in-memory non-evidence turns")
+    p.add_argument("--lag", type=int, default=None,
+                   help="lag for every policy except oracle (default: 0 for baselines, 4 for measured)")
+    p.add_argument("--param", action="append", metavar="POLICY.NAME=VALUE",
+                   help="policy parameter, e.g. measured.decay=0.995 (repeatable)")
+    p.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="worker processes")
+    p.add_argument("--plot", metavar="OUT.png", help="write recall vs budget, one line per policy")
+    p.add_argument("--json", metavar="OUT", help="write results and settings as JSON")
+    p.set_defaults(func=cmd_locomo)
+
+    s = sub.add_parser(
+        "synthetic",
+        help="retention of sharply, late reused facts amid briefly cited chatter; lag sweep",
+        description=(
+            "Generated conversations where a fact is stated once, confirmed once, and needed again "
+            "40-200 steps later, amid chatter cited in a brief burst by answers that turn out wrong. "
+            "Reports, per policy, the share of reused facts still in memory when needed, and the same "
+            "for each lag of the sweep."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    s.add_argument("--seeds", type=_ints, default=[0, 1, 2, 3, 4], help="generator seeds (pooled)")
+    s.add_argument("--turns", type=int, default=600, help="turns per generated conversation")
+    s.add_argument("--budget", type=int, default=None,
+                   help="budget in tokens (default: 1.5x the tokens of facts pending reuse, per trace)")
+    s.add_argument("--policies", type=_names, default=_names("fifo,lru,accumulate,window,measured"))
+    s.add_argument("--lags", type=_ints, default=_ints(LAGS), help="lag sweep values")
+    s.add_argument("--lag", type=int, default=None,
+                   help="lag for the main table (default: each policy's benchmark lag)")
+    s.add_argument("--param", action="append", metavar="POLICY.NAME=VALUE", help="policy parameter (repeatable)")
+    s.add_argument("--plot", metavar="OUT.png", help="write retention vs lag, one line per policy")
+    s.add_argument("--json", metavar="OUT", help="write results and settings as JSON")
+    s.set_defaults(func=cmd_synthetic)
+
+    sp = sub.add_parser(
+        "speed",
+        help="per-step time of the layer (pure, persisted to SQLite) and a naive reference",
+        description=(
+            "Replay generated conversations of 1,000 / 10,000 / 100,000 turns through the memory "
+            "layer (budget 4,000 tokens, lag 8, ~3 citations per step): per-step median and p99 for "
+            "the pure layer, with SQLite persistence, and for a naive reference that recomputes over "
+            "the whole history each step; peak memory."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    from .speedbench import add_arguments
+
+    add_arguments(sp)
+    return bench
+
+
+# ----- locomo ---------------------------------------------------------------------------------
+def _locomo_job(args: tuple) -> tuple[str, int, int, list]:
+    data, tokens, placement, noise, policy, budget, seed = args
+    from memory.bench import locomo, protocol
+
+    convs = _cached_load(data)
+    scale = locomo.token_scale(tokens)
+    res = protocol.run(convs, policy, budget, seed, scale, placement, noise, costs=_cached_costs(data, tokens))
+    return policy.title, budget, seed, res
+
+
+_CACHE: dict = {}
+
+
+def _cached_load(path: str):
+    from memory.bench import locomo
+
+    if path not in _CACHE:
+        _CACHE[path] = locomo.load(path)
+    return _CACHE[path]
+
+
+def _cached_costs(path: str, tokens: str):
+    from memory.bench import locomo
+
+    key = (path, tokens)
+    if key not in _CACHE:
+        scale = locomo.token_scale(tokens)
+        _CACHE[key] = [[scale.count(t.text) for t in c.turns] for c in _cached_load(path)]
+    return _CACHE[key]
+
+
+def _run_jobs(fn, jobs: list, n_jobs: int, desc: str):
+    from tqdm import tqdm
+
+    if n_jobs <= 1 or len(jobs) <= 1:
+        for j in tqdm(jobs, desc=desc, unit="run", file=sys.stderr):
+            yield fn(j)
+        return
+    with ProcessPoolExecutor(max_workers=n_jobs) as pool:
+        yield from tqdm(pool.map(fn, jobs), total=len(jobs), desc=desc, unit="run", file=sys.stderr)
+
+
+def cmd_locomo(args) -> int:
+    from memory.bench import protocol, report
+
+    path = Path(args.data)
+    if not path.exists():
+        raise SystemExit(f"no LoCoMo file at {path}: pass --data PATH (a LoCoMo JSON list of conversations)")
+    convs = _cached_load(str(path))
+    if args.tokens == "cl100k":
+        _cached_costs(str(path), "cl100k")  # fail early (and once) if tiktoken cannot load
+    params = _params(args.param)
+    specs = []
+    for name in args.policies:
+        lag = None if name == "oracle" else args.lag
+        try:
+            specs.append(protocol.spec(name, lag=lag, **params.get(name, {})))
+        except ValueError as exc:
+            raise SystemExit(str(exc)) from None
+    jobs = [(str(path), args.tokens, args.placement, args.noise, sp, b, seed)
+            for b in args.budgets for sp in specs for seed in args.seeds]
+    pooled: dict[tuple[str, int], list] = {}
+    for title, budget, _seed, res in _run_jobs(_locomo_job, jobs, args.jobs, "locomo"):
+        pooled.setdefault((title, budget), []).extend(res)
+    rows = []
+    for b in args.budgets:
+        for sp in specs:
+            m = report.metrics(pooled[(sp.title, b)])
+            rows.append({"policy": sp.title, "budget": b, **m, "params": dict(sp.params), "lag": sp.bench_lag()})
+    report.add_gap_closed(rows)
+    settings = {
+        "data": str(path),
+        "conversations": [c.sample_id for c in convs],
+        "questions": sum(len(c.questions) for c in convs),
+        "skipped_questions": sum(c.skipped_questions for c in convs),
+        "dropped_evidence_ids": sum(c.dropped_ids for c in convs),
+        "tokens": args.tokens,
+        "placement": args.placement,
+        "seeds": args.seeds,
+        "budgets": args.budgets,
+        "noise": args.noise,
+        "policies": [{"policy": sp.title, "params": dict(sp.params), "lag": sp.bench_lag()} for sp in specs],
+    }
+    title = (f"LoCoMo evidence recall: {len(convs)} conversations, placement {args.placement}, "
+             f"seeds {','.join(map(str, args.seeds))}, {args.tokens} tokens, noise {args.noise}")
+    print(report.table(rows, title))
+    print(f"skipped questions (no evidence): {settings['skipped_questions']}; "
+          f"evidence ids dropped after repair: {settings['dropped_evidence_ids']}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"results": rows, "settings": settings}, indent=2))
+    if args.plot:
+        plot_lines(rows, "budget", "recall", args.plot, f"LoCoMo recall vs budget (noise {args.noise})",
+                   "budget (tokens)", "evidence recall")
+    return 0
+
+
+def plot_lines(rows: list[dict], x: str, y: str, out: str, title: str, xlabel: str, ylabel: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for policy in dict.fromkeys(r["policy"] for r in rows):
+        pts = sorted((r[x], r[y]) for r in rows if r["policy"] == policy)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=policy)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
+# ----- synthetic ------------------------------------------------------------------------------
+def _synthetic_job(args: tuple) -> tuple[str, int | None, int, int, int]:
+    seed, turns, budget, sp, lag = args
+    from memory.bench import synthetic
+
+    trace = synthetic.generate(seed, turns=turns)
+    b = budget if budget is not None else synthetic.default_budget(trace)
+    kept, needed = synthetic.run(trace, sp.build(), b, sp.bench_lag() if lag is None else lag)
+    return sp.title, lag, kept, needed, b
+
+
+def cmd_synthetic(args) -> int:
+    from memory.bench import protocol, synthetic
+
+    params = _params(args.param)
+    specs = [protocol.spec(n, lag=args.lag, **params.get(n, {})) for n in args.policies]
+    jobs = [(seed, args.turns, args.budget, sp, None) for sp in specs for seed in args.seeds]
+    jobs += [(seed, args.turns, args.budget, sp, L) for sp in specs for L in args.lags for seed in args.seeds]
+    acc: dict[tuple[str, int | None], list[int]] = {}
+    budgets: set[int] = set()
+    for title, lag, kept, needed, b in _run_jobs(_synthetic_job, jobs, 1, "synthetic"):
+        a = acc.setdefault((title, lag), [0, 0])
+        a[0] += kept
+        a[1] += needed
+        budgets.add(b)
+    main = [{"policy": sp.title, "lag": sp.bench_lag(), "retention": acc[(sp.title, None)][0] / max(1, acc[(sp.title, None)][1]),
+             "reuses": acc[(sp.title, None)][1]} for sp in specs]
+    sweep = [{"policy": sp.title, "lag": L, "retention": acc[(sp.title, L)][0] / max(1, acc[(sp.title, L)][1])}
+             for sp in specs for L in args.lags]
+    print(f"Synthetic: retention of reused facts ({len(args.seeds)} seeds x {args.turns} turns, "
+          f"budget {args.budget or 'auto: ' + ','.join(map(str, sorted(budgets)))} tokens)")
+    width = max(len(r["policy"]) for r in main)
+    print(f"{'policy'.ljust(width)}  lag  retention")
+    for r in main:
+        print(f"{r['policy'].ljust(width)}  {r['lag']:>3}  {r['retention']:.3f}")
+    print("\nlag sweep (retention):")
+    print(f"{'policy'.ljust(width)}  " + "  ".join(f"L={L:<4}" for L in args.lags))
+    for sp in specs:
+        vals = [acc[(sp.title, L)][0] / max(1, acc[(sp.title, L)][1]) for L in args.lags]
+        print(f"{sp.title.ljust(width)}  " + "  ".join(f"{v:.3f} " for v in vals))
+    settings = {"seeds": args.seeds, "turns": args.turns, "budget": args.budget or sorted(budgets),
+                "lags": args.lags, "generator": synthetic.generate.__kwdefaults__ or "defaults"}
+    if args.json:
+        Path(args.json).write_text(json.dumps({"results": main, "lag_sweep": sweep, "settings": settings}, indent=2, default=str))
+    if args.plot:
+        plot_lines(sweep, "lag", "retention", args.plot, "Synthetic: retention of reused facts vs lag",
+                   "lag L (steps)", "retention")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lagmem", description="lagmem benchmarks")
+    sub = parser.add_subparsers(dest="command", required=True)
+    register(sub)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
