@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 CONVERSATIONS = Path(__file__).parent / "conversations"
+pytest_plugins = ["tests.fake_openai"]
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,63 @@
+"""Builds the running parts from the environment, once per process: the database (migrated), the
+memory store, the model client, the embedder, the token counter and the ChatService.
+
+The app wraps ``get_service()`` in ``st.cache_resource``; the CLI calls it directly. Tests inject
+fakes with ``LAGMEM_LLM=fake`` and ``LAGMEM_EMBEDDINGS=hash`` (never to check what they fake).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from memory.tokens import make_token_counter
+from storage.db import default_url, make_engine
+
+from .config import env
+from .llm import make_llm
+from .service import ChatService
+from .store import MemoryStore
+
+_lock = threading.Lock()
+_services: dict[str, ChatService] = {}
+_stores: dict[str, MemoryStore] = {}
+
+
+def get_store(url: str | None = None) -> MemoryStore:
+    url = url or default_url()
+    with _lock:
+        if url not in _stores:
+            _stores[url] = MemoryStore(make_engine(url))
+        return _stores[url]
+
+
+def make_embedder():
+    if env("LAGMEM_EMBEDDINGS") == "hash":
+        from .embeddings import HashEmbedder
+
+        return HashEmbedder()
+    from .embeddings import get_embedder
+
+    return get_embedder()
+
+
+def get_service(url: str | None = None, *, llm=None, embedder=None) -> ChatService:
+    """The process's ChatService for ``url`` (built on first use; later calls share it)."""
+    url = url or default_url()
+    with _lock:
+        svc = _services.get(url)
+    if svc is not None and llm is None and embedder is None:
+        return svc
+    store = get_store(url)
+    client = make_llm(llm)
+    svc = ChatService(store, client, embedder or make_embedder(), make_token_counter(client.model))
+    with _lock:
+        _services[url] = svc
+    return svc
+
+
+def model_note(svc: ChatService) -> str:
+    """Which model answers and what the token counts are, for people."""
+    describe = getattr(svc.llm, "describe", None)
+    who = describe() if describe else svc.llm.model
+    counts = "exact" if svc.counter.exact else "an estimate"
+    return f"Answers come from {who}. Token counts: {svc.counter.name} ({counts})."

@@ -1,0 +1,243 @@
+"""ChatService: one exchange, end to end.
+
+    store the user's turn (committed before any model call)
+    -> retrieval step (shortlist by embeddings, the LLM cites, cites validated)
+    -> answer, streamed, from the in-memory turns with the cited ones marked
+    -> store the answer with its citations, log misses (or restore them: the second chance),
+       enforce the budget: one transaction
+    -> return the answer, its citations, the evictions, the misses, the model and timings.
+
+A failed model call never loses the user's message: the turn is already stored, the exception
+(an ``LLMError``) reaches the caller, and ``answer_pending()`` answers that turn on retry. A
+partial answer cut off mid-stream is *not* stored: the memory stays as it was after the user's
+turn. The order of writes mirrors ``assistant.replay`` exactly (user turn + enforcement; restores
++ enforcement; answer + citations + enforcement), so an exported conversation replays to the same
+memory state.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from memory.tokens import TokenCounter
+from memory.types import EvictionRecord
+from storage.models import Turn
+
+from .embeddings import pack_vector, unpack_vector
+from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, find_misses, retrieve
+from .store import MemoryStore
+
+SYSTEM_PROMPT = (
+    "You are lagmem, a helpful assistant. The conversation so far is shown as the messages you "
+    "can still see (older ones may have left your memory). Messages marked [cited] were judged "
+    "relevant to the user's new message. Answer the user's last message directly and briefly."
+)
+MAX_MESSAGE_CHARS = 200_000
+
+
+class EmptyMessage(ValueError):
+    """An empty or whitespace-only message: nothing is stored."""
+
+
+def clean_text(text: str) -> str:
+    """Text that can be stored and shown: lone surrogates become U+FFFD, NUL is dropped."""
+    return _SURROGATE.sub("\ufffd", text).replace("\x00", "")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@dataclass
+class ExchangeResult:
+    conversation_id: int
+    user_turn: int
+    answer_turn: int | None = None
+    answer: str = ""
+    cited: list[int] = field(default_factory=list)
+    cite_weights: dict[int, float] = field(default_factory=dict)
+    offered: list[int] = field(default_factory=list)
+    dropped_cites: int = 0
+    evictions: list[EvictionRecord] = field(default_factory=list)
+    misses: list[Miss] = field(default_factory=list)
+    restored: list[int] = field(default_factory=list)
+    model: str = ""
+    tokens: str = ""
+    tokens_exact: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "conversation": self.conversation_id,
+            "user_turn": self.user_turn,
+            "answer_turn": self.answer_turn,
+            "answer": self.answer,
+            "cited": self.cited,
+            "cite_weights": {str(k): v for k, v in self.cite_weights.items()},
+            "offered": self.offered,
+            "dropped_cites": self.dropped_cites,
+            "evictions": [r.as_dict() for r in self.evictions],
+            "misses": [{"turn": m.turn, "similarity": m.similarity} for m in self.misses],
+            "restored": self.restored,
+            "model": self.model,
+            "tokens": self.tokens,
+            "tokens_exact": self.tokens_exact,
+            "timings": self.timings,
+        }
+
+
+class Exchange:
+    """A running exchange: iterate ``stream()`` for the answer's text; then read ``result``."""
+
+    def __init__(self, service: "ChatService", result: ExchangeResult, message: str, vec: np.ndarray, t0: float, owner):
+        self.service, self.result, self.message, self.vec, self.t0, self.owner = service, result, message, vec, t0, owner
+        self.done = False
+
+    def stream(self) -> Iterator[str]:
+        yield from self.service._answer(self)
+        self.done = True
+
+    def run(self) -> ExchangeResult:
+        for _ in self.stream():
+            pass
+        return self.result
+
+
+class ChatService:
+    def __init__(self, store: MemoryStore, llm, embedder, counter: TokenCounter, *,
+                 retrieval: RetrievalConfig = RetrievalConfig(), miss_threshold: float = 0.55,
+                 context_tokens: int | None = None, answer_tokens: int = 384):
+        self.store, self.llm, self.embedder, self.counter = store, llm, embedder, counter
+        self.retrieval = retrieval
+        self.miss_threshold = miss_threshold
+        # how much history the answering model may be shown (its context window, minus the answer)
+        self.context_tokens = context_tokens if context_tokens is not None else (1300 if getattr(llm, "backend", "") == "local" else None)
+        self.answer_tokens = answer_tokens
+
+    # ----- the exchange --------------------------------------------------------------------
+    def send(self, conv_id: int, message: str, *, owner: str | None = None) -> Exchange:
+        """Store the user's turn (committed now) and return the exchange that will answer it."""
+        t0 = time.perf_counter()
+        message = clean_text(message)
+        if not message.strip():
+            raise EmptyMessage("The message is empty: nothing was sent.")
+        if len(message) > MAX_MESSAGE_CHARS:
+            raise ValueError(f"The message has {len(message):,} characters; the limit is {MAX_MESSAGE_CHARS:,}. Nothing was stored.")
+        vec = self._embed(message)
+        with self.store.transaction(conv_id, owner=owner) as tx:
+            t = tx.add_turn("user", message, self.counter.count(message), **self._vector_row(vec))
+            evictions = tx.enforce(f"over budget after turn {t.number} arrived")
+        result = ExchangeResult(conv_id, t.number, evictions=list(evictions), model=self.llm.model,
+                                tokens=self.counter.name, tokens_exact=self.counter.exact)
+        result.timings["store_user_ms"] = _ms(t0)
+        return Exchange(self, result, message, vec, t0, owner)
+
+    def answer_pending(self, conv_id: int, *, owner: str | None = None) -> Exchange | None:
+        """Retry: answer the last turn if it is a user turn without an answer (after a failure)."""
+        with Session(self.store.reader) as s:
+            self.store.conversation(conv_id, owner=owner)
+            last = s.scalars(select(Turn).where(Turn.conversation_id == conv_id).order_by(Turn.seq.desc()).limit(1)).first()
+            if last is None or last.role != "user":
+                return None
+            vec = unpack_vector(last.embedding, last.embedding_dim) if last.embedding else self._embed(last.content)
+            result = ExchangeResult(conv_id, last.seq, model=self.llm.model, tokens=self.counter.name, tokens_exact=self.counter.exact)
+            return Exchange(self, result, last.content, vec, time.perf_counter(), owner)
+
+    def ask(self, conv_id: int, message: str, *, owner: str | None = None) -> ExchangeResult:
+        return self.send(conv_id, message, owner=owner).run()
+
+    def _answer(self, ex: Exchange) -> Iterator[str]:
+        r = ex.result
+        active, evicted, pinned = self._memory_turns(r.conversation_id, exclude=r.user_turn)
+        t0 = time.perf_counter()
+        retrieval = retrieve(self.llm, ex.message, ex.vec, active, pinned, self.retrieval)
+        r.timings["retrieval_ms"] = _ms(t0)
+        r.timings["retrieval_overhead_ms"] = round(retrieval.overhead_ms, 3)
+        r.offered = list(retrieval.offered)
+        misses = find_misses(ex.vec, evicted, retrieval.best_offered_similarity, self.miss_threshold)
+
+        messages = self._answer_messages(active, retrieval, ex.message)
+        parts: list[str] = []
+        t1 = time.perf_counter()
+        for delta in self.llm.stream(messages, max_tokens=self.answer_tokens):
+            if not parts:
+                r.timings["ttft_ms"] = _ms(ex.t0)
+                r.timings["answer_ttft_ms"] = _ms(t1)
+            parts.append(delta)
+            yield delta
+        answer = clean_text("".join(parts)).strip() or "(no answer)"
+        avec = self._embed(answer)
+        self._record(ex, retrieval, misses, answer, avec)
+        r.timings["total_ms"] = _ms(ex.t0)
+
+    def _record(self, ex: Exchange, retrieval: RetrievalResult, misses: list[Miss], answer: str, avec) -> None:
+        r = ex.result
+        with self.store.transaction(r.conversation_id, owner=ex.owner) as tx:
+            auto = tx.conv.auto_restore
+            for m in misses:
+                restored = auto and not tx.layer.turn(m.turn).active
+                tx.miss(m.turn, m.similarity, restored)
+                if restored:
+                    r.evictions += tx.restore(m.turn, kind="auto_restore")
+                    r.restored.append(m.turn)
+            t = tx.add_turn("assistant", answer, self.counter.count(answer), model=self.llm.model, **self._vector_row(avec))
+            out = tx.cite([(c.turn, c.weight) for c in retrieval.cited], offered=retrieval.offered, answer_turn=t.number)
+            r.evictions += tx.enforce(f"over budget after turn {t.number} arrived")
+        r.answer_turn, r.answer = t.number, answer
+        r.cited = [c.turn for c in out.recorded]
+        r.cite_weights = {c.turn: c.weight for c in out.recorded}
+        r.dropped_cites = retrieval.dropped + out.dropped
+        r.misses = misses
+
+    # ----- helpers -------------------------------------------------------------------------
+    def _embed(self, text: str) -> np.ndarray:
+        return np.asarray(self.embedder.encode([text])[0], dtype=np.float32)
+
+    def _vector_row(self, vec: np.ndarray) -> dict:
+        return {"embedding": pack_vector(vec), "embedding_model": self.embedder.model_name, "embedding_dim": int(vec.shape[0])}
+
+    def _memory_turns(self, conv_id: int, exclude: int):
+        """In-memory turns (candidates for citing), evicted turns (for misses), pinned numbers."""
+        active, evicted, pinned = [], [], set()
+        with Session(self.store.reader) as s:
+            rows = s.execute(
+                select(Turn.seq, Turn.role, Turn.content, Turn.state, Turn.pinned, Turn.embedding, Turn.embedding_dim)
+                .where(Turn.conversation_id == conv_id, Turn.seq != exclude).order_by(Turn.seq)
+            )
+            for seq, role, content, state, is_pinned, emb, dim in rows:
+                vec = unpack_vector(emb, dim) if emb else self._embed(content)
+                c = Candidate(seq, role, content, vec)
+                (active if state == "active" else evicted).append(c)
+                if is_pinned and state == "active":
+                    pinned.add(seq)
+        return active, evicted, pinned
+
+    def _answer_messages(self, active: list[Candidate], retrieval: RetrievalResult, message: str) -> list[dict]:
+        cited = set(retrieval.cited_ids)
+        turns = active
+        if self.context_tokens is not None:
+            # the answering model's window: keep cited turns and the newest others that fit
+            budget = self.context_tokens - self.counter.count(message) - 80
+            keep, used = [], 0
+            for c in sorted(active, key=lambda c: (c.number not in cited, -c.number)):
+                cost = self.counter.count(c.content) + 4
+                if used + cost <= budget:
+                    keep.append(c)
+                    used += cost
+            turns = sorted(keep, key=lambda c: c.number)
+        messages = [{"role": "system", "content": SYSTEM_PROMPT}]
+        for c in turns:
+            mark = "[cited] " if c.number in cited else ""
+            messages.append({"role": c.role if c.role in ("user", "assistant") else "system", "content": mark + c.content})
+        messages.append({"role": "user", "content": message})
+        return messages
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000.0, 3)
