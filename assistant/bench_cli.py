@@ -249,8 +249,11 @@ def _synthetic_job(args: tuple) -> tuple[str, int | None, int, int, int]:
 
     trace = synthetic.generate(seed, turns=turns)
     b = budget if budget is not None else synthetic.default_budget(trace)
-    kept, needed = synthetic.run(trace, sp.build(), b, sp.bench_lag() if lag is None else lag)
-    return sp.title, lag, kept, needed, b
+    policy = sp.build()
+    lag = sp.bench_lag() if lag is None else lag
+    policy.lag = lag  # the sweep overrides a policy's own lag too (accumulate's 0)
+    kept, needed = synthetic.run(trace, policy, b, lag)
+    return sp.title, args[4], kept, needed, b
 
 
 def cmd_synthetic(args) -> int:

@@ -57,7 +57,7 @@ def generate(
     reuse: tuple[int, int] = (40, 200),
     confirm: tuple[int, int] = (1, 3),
     chatter_cites: tuple[int, int] = (1, 4),
-    chatter_wrong: float = 0.75,
+    chatter_wrong: float = 1.0,
     tokens: tuple[int, int] = (15, 45),
 ) -> Trace:
     rng = random.Random(seed)
@@ -84,19 +84,15 @@ def generate(
     return trace
 
 
-def default_budget(trace: Trace, headroom: float = 1.25) -> int:
-    """``headroom`` x the mean tokens of facts pending reuse (stated, not yet reused)."""
-    pending = 0
+def default_budget(trace: Trace, window: int = 200, headroom: float = 1.25) -> int:
+    """``headroom`` x the mean tokens of facts stated in the last ``window`` steps (the longest
+    reuse delay): a policy cannot know which facts were already reused, so the budget must hold
+    every fact that may still be needed, and little else."""
     total = 0
-    count = 0
-    due = {f: s for s, fs in trace.reuses.items() for f in fs}
     for step in range(1, trace.turns + 1):
-        pending += trace.tokens[step - 1] if step in due else 0
-        for f in trace.reuses.get(step, ()):
-            pending -= trace.tokens[f - 1]
-        total += pending
-        count += 1
-    return max(1, round(headroom * total / max(count, 1)))
+        lo = max(1, step - window + 1)
+        total += sum(trace.tokens[f - 1] for f in trace.facts if lo <= f <= step)
+    return max(1, round(headroom * total / max(trace.turns, 1)))
 
 
 def run(trace: Trace, policy: Policy, budget: int, lag: int) -> tuple[int, int]:
