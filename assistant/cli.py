@@ -178,6 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve-model"]:
+        from .local_model import serve_model_main
+
+        return serve_model_main(argv[1:])
     args = build_parser().parse_args(argv)
     return args.func(args) or 0
 

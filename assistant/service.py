@@ -35,9 +35,8 @@ from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, find_m
 from .store import MemoryStore
 
 SYSTEM_PROMPT = (
-    "You are lagmem, a helpful assistant. The conversation so far is shown as the messages you "
-    "can still see (older ones may have left your memory). Messages marked [cited] were judged "
-    "relevant to the user's new message. Answer the user's last message directly and briefly."
+    "You are a helpful assistant. Earlier messages marked [cited] are the ones relevant now. "
+    "Reply to the user's last message, briefly."
 )
 MAX_MESSAGE_CHARS = 200_000
 
