@@ -232,3 +232,27 @@ def turn_rows(s: Session, conv_id: int) -> list[Turn]:
 
 def count_turns(s: Session, conv_id: int) -> int:
     return s.scalar(select(func.count()).select_from(Turn).where(Turn.conversation_id == conv_id)) or 0
+
+
+# ----- read helpers for the app's pages (appended for issue 4) --------------------------------
+
+
+def load_misses(s: Session, conv_id: int) -> list[MissRow]:
+    """Every logged miss of a conversation, oldest first (the inspector's misses list)."""
+    return list(s.scalars(select(MissRow).where(MissRow.conversation_id == conv_id).order_by(MissRow.id)))
+
+
+def load_events(s: Session, conv_id: int) -> list[MemoryEvent]:
+    """Pins, unpins, restores and refused pins, oldest first (to rebuild the memory's timeline)."""
+    return list(s.scalars(select(MemoryEvent).where(MemoryEvent.conversation_id == conv_id).order_by(MemoryEvent.id)))
+
+
+def load_eviction_times(s: Session, conv_id: int) -> list[tuple[int, int, object]]:
+    """(turn, step, created_at) per eviction, oldest first: eviction records carry no time, and the
+    timeline must interleave them with restores made at the same step."""
+    rows = s.execute(
+        select(EvictionRow.turn, EvictionRow.step, EvictionRow.created_at)
+        .where(EvictionRow.conversation_id == conv_id)
+        .order_by(EvictionRow.id)
+    )
+    return [(t, st, at) for t, st, at in rows]

@@ -1,0 +1,112 @@
+"""lagmem's chat page: `streamlit run app.py`.
+
+The page is a thin layout over ``assistant.ui``: the sidebar picks the conversation, the history
+is read from the database on every run (so a pin made in the inspector shows here at once), and
+one exchange is ``service.send`` (the user's turn is stored before the model is called) followed by
+``Exchange.stream`` into ``st.write_stream``. A model failure leaves the stored message without an
+answer; the page then shows the error in plain words and a Retry button (``answer_pending``).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from assistant.errors import LLMError
+from assistant.service import EmptyMessage, Exchange
+from assistant.ui import widgets as W
+from assistant.ui.views import Message, chat_history, eviction_line, load_view, pending_user_turn, shorten
+
+INSPECTOR = "pages/1_Memory_inspector.py"
+
+st.set_page_config(page_title="lagmem · chat", page_icon=":material/memory:", layout="centered")
+
+svc = W.service()
+conv_id = W.conversation_sidebar(svc)
+W.settings_panel(svc, conv_id)
+W.model_panel(svc)
+
+view = load_view(svc.store, conv_id)
+st.title(view.conv.title, anchor=False)
+st.caption(f"Memory: {view.layer.used_tokens:,} of {view.conv.budget:,} tokens · lag {view.conv.lag} steps · "
+           f"{view.conv.policy} policy · step {view.conv.step}")
+W.show_flash()
+
+
+def show_message(m: Message) -> None:
+    with st.chat_message(m.role):
+        W.show_text(m.content)
+        if m.role != "assistant":
+            return
+        if m.cited:
+            by = view.by_number
+            label = "Cited " + ", ".join(f"#{t}" for t, _ in m.cited)
+            with st.expander(label, icon=":material/format_quote:"):
+                for t, weight in m.cited:
+                    turn = by.get(t)
+                    if turn is None:
+                        continue
+                    state = "in memory" if view.layer.turn(t).active else "evicted"
+                    st.caption(f"#{t} · {turn.role} · confidence {weight:.2f} · {state}")
+                    W.show_text(turn.content)
+        else:
+            st.caption("No earlier turn cited.")
+        key = f"fb-{conv_id}-{m.number}"
+        default = None if m.feedback in (None, 0.0) else (1 if m.feedback > 0 else 0)
+        st.feedback("thumbs", key=key, default=default, on_change=W.set_feedback, args=(svc, conv_id, m.number, key))
+        if m.evicted:
+            st.caption(eviction_line(m.evicted))
+
+
+def spinner_text() -> str:
+    if getattr(svc.llm, "backend", "") == "local":
+        return "Thinking… the embedded model's first answer takes a few seconds."
+    return "Thinking…"
+
+
+def run_exchange(ex: Exchange) -> None:
+    """Stream one answer; on a model error keep the stored message and offer a retry."""
+    with st.chat_message("assistant"):
+        gen = ex.stream()
+        try:
+            with st.spinner(spinner_text()):
+                first = next(gen, None)  # the retrieval step and the wait for the first token
+
+            def deltas():
+                if first is not None:
+                    yield first
+                yield from gen
+
+            st.write_stream(W.md_stream(deltas()))
+        except LLMError as exc:
+            st.session_state[f"error-{conv_id}"] = exc.message
+    st.rerun()
+
+
+for m in chat_history(view):
+    show_message(m)
+
+pending = pending_user_turn(view)
+if pending is not None:
+    error = st.session_state.get(f"error-{conv_id}")
+    st.error(error or "This message has no answer yet.", icon=":material/error:")
+    if st.button("Retry", icon=":material/refresh:", type="primary"):
+        st.session_state.pop(f"error-{conv_id}", None)
+        ex = svc.answer_pending(conv_id)
+        if ex is not None:
+            run_exchange(ex)
+
+if any(m.evicted for m in chat_history(view)):
+    st.page_link(INSPECTOR, label="See and steer the memory in the inspector", icon=":material/insights:")
+
+if prompt := st.chat_input("Message lagmem", submit_mode="disable", max_chars=200_000):
+    try:
+        ex = svc.send(conv_id, prompt)
+    except EmptyMessage as exc:
+        st.warning(str(exc))
+    else:
+        st.session_state.pop(f"error-{conv_id}", None)
+        if view.conv.title == W.NEW_TITLE and view.conv.step == 0:
+            svc.store.rename(conv_id, shorten(prompt, 48))
+        with st.chat_message("user"):
+            W.show_text(prompt)
+        run_exchange(ex)

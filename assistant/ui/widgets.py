@@ -1,0 +1,271 @@
+"""Streamlit pieces both pages share: the cached service, the conversation sidebar, safe text and
+the actions that change memory (pin, unpin, restore, feedback), each stored at once.
+
+State across pages: ``st.session_state["conv_id"]`` is the selected conversation (a plain key, so
+it survives page switches); widgets get their own keys and are synced from it before they render.
+Changes run in ``on_click``/``on_change`` callbacks, so the rerun that follows already reads the
+new state from the database: both pages always show what is stored.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Iterator
+
+import streamlit as st
+
+from memory import transcript as T
+from memory.policies import POLICIES
+from memory.types import MemorySettings
+from storage.db import default_url
+
+from .. import runtime
+from ..errors import LLMError
+from ..replay import export_transcript, replay, settings_from
+from ..service import ChatService
+from .views import policy_description, shorten
+
+NEW_TITLE = "New conversation"
+SINGLE_USER_NOTE = ("Single-user mode: there is no sign-in, so anyone who can open this address sees "
+                    "and changes these conversations.")
+STRONGER_MODEL_HELP = """\
+The embedded model (SmolLM2-135M) needs no key and no network, but it is tiny: its answers and
+citations are rough. To use a stronger model, set these before `make run` (or `streamlit run app.py`):
+
+```bash
+# OpenAI
+export OPENAI_API_KEY=sk-...            # optional: LAGMEM_MODEL=gpt-4o-mini (the default)
+# or any OpenAI-compatible server: Ollama, vLLM, llama.cpp server, LM Studio
+export OPENAI_BASE_URL=http://localhost:11434/v1
+export LAGMEM_MODEL=llama3.1            # the model name that server knows
+export OPENAI_API_KEY=anything          # if the server wants one
+```
+"""
+
+
+# ----- the service, once per process --------------------------------------------------------
+
+
+@st.cache_resource(show_spinner="Opening lagmem: the database and the embedding model…")
+def _service(url: str) -> ChatService:
+    svc = runtime.get_service(url)
+    if getattr(svc.llm, "backend", "") == "local":
+        # Start the embedded model server now, in the background, so the first answer does not
+        # also wait for it to load. A failure here is not lost: the first answer retries the
+        # start and shows the error with a Retry button.
+        threading.Thread(target=_warm_local_model, name="lagmem-warm-model", daemon=True).start()
+    return svc
+
+
+def _warm_local_model() -> None:
+    from ..local_model import ensure_server
+
+    try:
+        ensure_server()
+    except LLMError:
+        pass
+
+
+def service() -> ChatService:
+    """The process's ChatService for the configured database (one per URL, shared by sessions)."""
+    return _service(default_url())
+
+
+# ----- text -------------------------------------------------------------------------------
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$:&])")
+
+
+def md_text(text: str) -> str:
+    """User or model text as Markdown that renders literally: every Markdown (and Streamlit
+    directive, LaTeX, HTML-entity) character is escaped, and line breaks are kept."""
+    escaped = _MD_SPECIAL.sub(r"\\\1", text)
+    return escaped.replace("\r\n", "\n").replace("\n", "  \n")
+
+
+def md_stream(deltas: Iterable[str]) -> Iterator[str]:
+    """Escape a stream chunk by chunk (escaping is per character, so chunks can split anywhere)."""
+    for d in deltas:
+        yield md_text(d)
+
+
+def show_text(text: str) -> None:
+    st.markdown(md_text(text))
+
+
+def flash(message: str, kind: str = "info") -> None:
+    """A message for the next run (set by callbacks, shown by ``show_flash``)."""
+    st.session_state.setdefault("flash", []).append((kind, message))
+
+
+def show_flash() -> None:
+    for kind, message in st.session_state.pop("flash", []):
+        getattr(st, kind)(message)
+
+
+# ----- memory actions (callbacks) -------------------------------------------------------------
+
+
+def _evicted_note(records) -> str:
+    return (" It pushed " + ", ".join(f"#{r.turn}" for r in records) + " out of memory.") if records else ""
+
+
+def set_pin(svc: ChatService, conv_id: int, number: int, want: bool) -> None:
+    with svc.store.transaction(conv_id) as tx:
+        if want:
+            records, refused = tx.pin(number)
+        else:
+            records, refused = tx.unpin(number), None
+    if refused:
+        flash(refused, "warning")
+    else:
+        flash(f"Turn #{number} {'pinned' if want else 'unpinned'}.{_evicted_note(records)}", "success")
+
+
+def restore(svc: ChatService, conv_id: int, number: int) -> None:
+    with svc.store.transaction(conv_id) as tx:
+        records = tx.restore(number)
+    flash(f"Turn #{number} is back in memory (protected for the lag window).{_evicted_note(records)}", "success")
+
+
+def set_feedback(svc: ChatService, conv_id: int, answer_turn: int, key: str) -> None:
+    value = st.session_state.get(key)
+    score = {1: 1.0, 0: -1.0}.get(value, 0.0)  # cleared thumbs: neutral again
+    with svc.store.transaction(conv_id) as tx:
+        tx.feedback(answer_turn, score)
+
+
+# ----- the conversation sidebar ---------------------------------------------------------------
+
+
+def _select(conv_id: int) -> None:
+    st.session_state["conv_id"] = conv_id
+    st.session_state["conv_pick"] = conv_id
+    st.session_state.pop("confirm_delete", None)
+
+
+def _new(svc: ChatService) -> None:
+    _select(svc.store.create(NEW_TITLE))
+
+
+def _picked() -> None:
+    st.session_state["conv_id"] = st.session_state["conv_pick"]
+    st.session_state.pop("confirm_delete", None)
+
+
+def _rename(svc: ChatService, conv_id: int) -> None:
+    title = (st.session_state.get("rename_to") or "").strip()
+    if title:
+        svc.store.rename(conv_id, title[:200])
+        flash(f"Renamed to “{title[:200]}”.", "success")
+
+
+def _delete(svc: ChatService, conv_id: int) -> None:
+    svc.store.delete(conv_id)
+    st.session_state.pop("conv_id", None)
+    st.session_state.pop("confirm_delete", None)
+    flash("Conversation deleted.", "success")
+
+
+def import_text(svc: ChatService, text: str, name: str) -> tuple[int | None, str]:
+    """Import a saved conversation: it lands whole or not at all. Returns (id or None, message)."""
+    try:
+        transcript = T.parse(text)
+        settings = settings_from(transcript.header)
+    except T.TranscriptError as exc:
+        return None, f"“{name}” was not imported: line {exc.line}: {exc.reason}. Nothing was stored."
+    except ValueError as exc:
+        return None, f"“{name}” was not imported: {exc}. Nothing was stored."
+    before = {c.id for c in svc.store.conversations()}
+    try:
+        log = replay(svc.store, transcript, svc.counter, settings,
+                     title=transcript.header.get("title") or name.rsplit(".", 1)[0], atomic=True)
+    except Exception:
+        for c in svc.store.conversations():  # the empty conversation created before the failure
+            if c.id not in before:
+                svc.store.delete(c.id)
+        raise
+    return log.conversation_id, f"Imported {len(log.turns)} turns from “{name}”."
+
+
+def _import(svc: ChatService) -> None:
+    key = f"import-{st.session_state.get('import_n', 0)}"
+    upload = st.session_state.get(key)
+    if upload is None:
+        return
+    st.session_state["import_n"] = st.session_state.get("import_n", 0) + 1  # a fresh, empty uploader
+    try:
+        text = upload.getvalue().decode("utf-8")
+    except UnicodeDecodeError:
+        flash(f"“{upload.name}” is not UTF-8 text. Nothing was stored.", "error")
+        return
+    conv_id, message = import_text(svc, text, upload.name)
+    if conv_id is None:
+        flash(message, "error")
+    else:
+        _select(conv_id)
+        flash(message, "success")
+
+
+def conversation_sidebar(svc: ChatService) -> int:
+    """Pick, create, rename, delete, export and import conversations; returns the selected id."""
+    convs = svc.store.conversations()
+    if not convs:
+        svc.store.create(NEW_TITLE)
+        convs = svc.store.conversations()
+    ids = [c.id for c in convs]
+    titles = {c.id: c.title for c in convs}
+    if st.session_state.get("conv_id") not in titles:
+        st.session_state["conv_id"] = ids[0]
+    st.session_state["conv_pick"] = st.session_state["conv_id"]
+    conv_id = st.session_state["conv_id"]
+    with st.sidebar:
+        st.button("New conversation", icon=":material/add:", on_click=_new, args=(svc,), width="stretch")
+        st.selectbox("Conversation", ids, key="conv_pick", on_change=_picked,
+                     format_func=lambda i: shorten(titles.get(i, f"#{i}"), 48))
+        with st.expander("Rename, delete, export, import"):
+            st.text_input("Title", value=titles[conv_id], key="rename_to", max_chars=200)
+            st.button("Rename", on_click=_rename, args=(svc, conv_id))
+            st.download_button("Export (saved-conversation file)", export_transcript(svc.store, conv_id),
+                               file_name=f"lagmem-{conv_id}.jsonl", mime="application/jsonl",
+                               icon=":material/download:")
+            st.file_uploader("Import a saved conversation", type=["jsonl", "json", "txt"],
+                             key=f"import-{st.session_state.get('import_n', 0)}", on_change=_import, args=(svc,))
+            if st.session_state.get("confirm_delete") == conv_id:
+                st.warning(f"Delete “{titles[conv_id]}” and its whole memory? This cannot be undone.")
+                c1, c2 = st.columns(2)
+                c1.button("Delete", type="primary", on_click=_delete, args=(svc, conv_id), key="delete_yes")
+                c2.button("Cancel", on_click=lambda: st.session_state.pop("confirm_delete", None), key="delete_no")
+            else:
+                st.button("Delete…", icon=":material/delete:", key="delete_ask",
+                          on_click=lambda: st.session_state.update(confirm_delete=conv_id))
+    return conv_id
+
+
+def settings_panel(svc: ChatService, conv_id: int) -> None:
+    conv = svc.store.conversation(conv_id)
+    with st.sidebar.expander("Memory settings"):
+        with st.form(f"settings-{conv_id}", border=False):
+            budget = st.number_input("Budget (tokens)", min_value=50, max_value=1_000_000, step=100, value=int(conv.budget),
+                                     help="The most tokens of conversation the model sees at once.")
+            lag = st.number_input("Lag (steps)", min_value=0, max_value=1000, value=int(conv.lag),
+                                  help="How many steps a new turn is protected from eviction while evidence about it accrues.")
+            names = list(POLICIES)
+            policy = st.selectbox("Policy", names, index=names.index(conv.policy) if conv.policy in names else 0,
+                                  format_func=lambda n: f"{n} — {policy_description(n)}")
+            if st.form_submit_button("Save settings"):
+                params = dict(conv.policy_params or {}) if policy == conv.policy else {}
+                settings = MemorySettings(budget=int(budget), lag=int(lag), policy=policy,
+                                          low_watermark=conv.low_watermark, pin_share=conv.pin_share, policy_params=params)
+                records = svc.store.update_settings(conv_id, settings)
+                flash("Memory settings saved." + _evicted_note(records), "success")
+                st.rerun()
+
+
+def model_panel(svc: ChatService) -> None:
+    with st.sidebar:
+        st.caption(runtime.model_note(svc))
+        with st.expander("Connect a stronger model"):
+            st.markdown(STRONGER_MODEL_HELP)
+        st.caption(SINGLE_USER_NOTE)
