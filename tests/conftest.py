@@ -42,7 +42,17 @@ def _postgres_url(base: str) -> str:
 
 
 def backends() -> list[str]:
-    return ["sqlite", "postgresql"] if os.environ.get("LAGMEM_TEST_DATABASE_URL") else ["sqlite"]
+    """SQLite by default; only PostgreSQL when LAGMEM_TEST_DATABASE_URL is set (scripts/test.sh
+    runs the suite a second time that way, keeping just the tests that touch a database)."""
+    return ["postgresql"] if os.environ.get("LAGMEM_TEST_DATABASE_URL") else ["sqlite"]
+
+
+def pytest_collection_modifyitems(config, items):
+    if not os.environ.get("LAGMEM_TEST_DATABASE_URL"):
+        return
+    keep = [i for i in items if "db_url" in getattr(i, "fixturenames", ())]
+    config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+    items[:] = keep
 
 
 @pytest.fixture(params=backends())

@@ -118,7 +118,7 @@ def test_cites_of_turns_not_offered_or_not_in_memory_are_dropped_and_counted():
 
 
 def test_negative_feedback_removes_the_weight_of_that_answer_s_citations():
-    lay = layer(budget=1000, policy="measured", policy_params={"decay": 1.0})
+    lay = layer(budget=1000, policy="measured", policy_params={"decay": 1.0, "prior": 0.0, "background": 0.0, "density": 0.0})
     fill(lay, [1, 1, 1])
     lay.cite([1], answer_turn=3)
     lay.cite([2], answer_turn=3)
@@ -167,11 +167,15 @@ def test_rebuilt_layer_decides_like_the_live_one():
 
 
 def test_measured_with_decay_one_uniform_weights_and_lag_zero_is_accumulate():
+    """Uniform weights: every weighting knob of ``measured`` neutral (no size prior, no per-token
+    density, no background rate), correctness 1, decay 1, lag 0."""
     import random
+
+    neutral = dict(decay=1.0, prior_decay=1.0, size_power=0.0, density=0.0, background=0.0)
 
     rng = random.Random(7)
     for _ in range(50):
-        m = MemoryLayer(MemorySettings(budget=60, lag=0), policy=Measured(decay=1.0))
+        m = MemoryLayer(MemorySettings(budget=60, lag=0), policy=Measured(**neutral))
         a = MemoryLayer(MemorySettings(budget=60, lag=0), policy=Accumulate())
         for step in range(40):
             size = rng.randint(1, 15)

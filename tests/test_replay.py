@@ -122,7 +122,7 @@ def test_replay_cli_flags_override_the_header():
 def test_replay_cli_prints_a_readable_timeline():
     out = run_cli("replay", str(CONVERSATIONS / "restore.jsonl"))
     assert out.returncode == 0
-    assert "step    1  +T1 user" in out.stdout and "evicted T1" in out.stdout and "final:" in out.stdout
+    assert "step    1  +T1 user" in out.stdout and "evicted T1 (importance 1;" in out.stdout and "restore T1" in out.stdout and "final:" in out.stdout
 
 
 def test_a_malformed_file_names_the_line_and_stores_nothing(tmp_path):
