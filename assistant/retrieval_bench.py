@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     texts, source = _texts(280)
     t0 = time.perf_counter()
     emb = get_embedder()
-    print(f"embedding model: {emb.model_name} (dim {emb.dim}), load {time.perf_counter() - t0:.2f} s")
+    print(f"embedding model: {emb.model_name} (dim {emb.dim}, {emb.threads} torch "
+          f"thread(s)), load {time.perf_counter() - t0:.2f} s")
     emb.encode(texts[:2])  # warm-up
     per_turn = []
     for text in texts[:60]:

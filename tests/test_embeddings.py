@@ -42,6 +42,8 @@ def test_loaded_once_even_when_raced(embedder):
     assert all(e is embedder for e in got)
     assert isinstance(embedder, Embedder)
     assert embedder.model_name == MODEL_NAME and embedder.dim == 384
+    assert embedder.threads == int(os.environ.get("LAGMEM_EMBED_THREADS", "1") or 1) or \
+        os.environ.get("LAGMEM_EMBED_THREADS") == "0"
 
 
 def test_vectors_are_normalized_float32(embedder):
