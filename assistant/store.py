@@ -174,8 +174,7 @@ class MemoryStore:
                     layer = cached[1] if cached and cached[0] == conv.version else load_layer(s, conv)
                     tx = Tx(s, conv, layer)
                     yield tx
-                    repo.bump(s, conv, tx.layer.step, tx.dropped)
-                    version = conv.version
+                    version = repo.bump(s, conv_id, conv.version, tx.layer.step, tx.dropped)
                 # committed: the layer now matches the database
                 self._cache[conv_id] = (version, tx.layer)
             finally:

@@ -1,5 +1,9 @@
 """Repository functions: rows in, memory value types out. No decisions are made here.
 
+Writes on the exchange's hot path are SQLAlchemy Core statements (executemany where there are
+several rows): they take a Session or a Connection and skip the ORM's unit-of-work bookkeeping,
+which cost more than the memory layer's decision itself.
+
 ``storage`` knows ``memory``'s value types (TurnState, Citation, EvictionRecord, MemorySettings) and
 nothing else of it; the wiring of layer and database lives in ``assistant.store``.
 """
@@ -8,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from memory.types import Citation, EvictionRecord, MemorySettings, TurnState
@@ -118,8 +122,8 @@ def insert_turn(
     embedding_model: str | None = None,
     embedding_dim: int | None = None,
 ) -> None:
-    s.add(
-        Turn(
+    s.execute(
+        insert(Turn.__table__).values(
             conversation_id=conv_id,
             seq=t.number,
             role=t.role,
@@ -130,53 +134,64 @@ def insert_turn(
             protected_since=t.protected_since,
             incomplete=incomplete,
             model=model,
+            created_at=utcnow(),
             embedding=embedding,
             embedding_model=embedding_model,
             embedding_dim=embedding_dim,
         )
     )
-    s.flush()
+
+
+_TURNS = Turn.__table__
 
 
 def sync_turn(s: Session, conv_id: int, t: TurnState) -> None:
     """Write the layer's view of one turn (state, pin, protection start) back to its row."""
     s.execute(
-        update(Turn)
-        .where(Turn.conversation_id == conv_id, Turn.seq == t.number)
+        update(_TURNS)
+        .where(_TURNS.c.conversation_id == conv_id, _TURNS.c.seq == t.number)
         .values(state="active" if t.active else "evicted", pinned=t.pinned, protected_since=t.protected_since)
     )
 
 
 def insert_citations(s: Session, conv_id: int, cites: Iterable[Citation]) -> None:
-    s.add_all(
-        CitationRow(conversation_id=conv_id, turn=c.turn, step=c.step, weight=c.weight, source=c.source, answer_turn=c.answer_turn)
+    rows = [
+        {"conversation_id": conv_id, "turn": c.turn, "step": c.step, "weight": c.weight, "source": c.source, "answer_turn": c.answer_turn}
         for c in cites
-    )
+    ]
+    if rows:
+        s.execute(insert(CitationRow.__table__), rows)
 
 
 def insert_evictions(s: Session, conv_id: int, records: Sequence[EvictionRecord]) -> None:
     """One row per eviction and the turn's state change, in the caller's transaction (contract 4)."""
-    for r in records:
-        s.add(
-            EvictionRow(
-                conversation_id=conv_id,
-                turn=r.turn,
-                step=r.step,
-                importance=r.importance,
-                runners_up=[[t, sc] for t, sc in r.runners_up],
-                budget=r.budget,
-                tokens_before=r.tokens_before,
-                tokens_after=r.tokens_after,
-                policy=r.policy,
-                reason=r.reason,
-            )
-        )
-    if records:
-        s.execute(
-            update(Turn)
-            .where(Turn.conversation_id == conv_id, Turn.seq.in_([r.turn for r in records]))
-            .values(state="evicted")
-        )
+    if not records:
+        return
+    now = utcnow()
+    s.execute(
+        insert(EvictionRow.__table__),
+        [
+            {
+                "conversation_id": conv_id,
+                "turn": r.turn,
+                "step": r.step,
+                "importance": r.importance,
+                "runners_up": [[t, sc] for t, sc in r.runners_up],
+                "budget": r.budget,
+                "tokens_before": r.tokens_before,
+                "tokens_after": r.tokens_after,
+                "policy": r.policy,
+                "reason": r.reason,
+                "created_at": now,
+            }
+            for r in records
+        ],
+    )
+    s.execute(
+        update(_TURNS)
+        .where(_TURNS.c.conversation_id == conv_id, _TURNS.c.seq.in_([r.turn for r in records]))
+        .values(state="evicted")
+    )
 
 
 def eviction_record(row: EvictionRow) -> EvictionRecord:
@@ -199,23 +214,29 @@ def load_evictions(s: Session, conv_id: int) -> list[EvictionRecord]:
 
 
 def insert_event(s: Session, conv_id: int, kind: str, turn: int, step: int, detail: str = "") -> None:
-    s.add(MemoryEvent(conversation_id=conv_id, kind=kind, turn=turn, step=step, detail=detail[:500]))
+    s.execute(insert(MemoryEvent.__table__).values(
+        conversation_id=conv_id, kind=kind, turn=turn, step=step, detail=detail[:500], created_at=utcnow()))
 
 
 def insert_feedback(s: Session, conv_id: int, answer_turn: int, step: int, value: float) -> None:
-    s.add(FeedbackRow(conversation_id=conv_id, answer_turn=answer_turn, step=step, value=value))
+    s.execute(insert(FeedbackRow.__table__).values(
+        conversation_id=conv_id, answer_turn=answer_turn, step=step, value=value, created_at=utcnow()))
 
 
 def insert_miss(s: Session, conv_id: int, turn: int, step: int, similarity: float, restored: bool) -> None:
-    s.add(MissRow(conversation_id=conv_id, turn=turn, step=step, similarity=similarity, restored=restored))
+    s.execute(insert(MissRow.__table__).values(
+        conversation_id=conv_id, turn=turn, step=step, similarity=similarity, restored=restored))
 
 
-def bump(s: Session, conv: Conversation, step: int, dropped: int = 0) -> None:
-    """Advance the stored clock and version: a cached memory state elsewhere is now stale."""
-    conv.step = step
-    conv.version = (conv.version or 0) + 1
-    conv.dropped_cites = (conv.dropped_cites or 0) + dropped
-    conv.updated_at = utcnow()
+def bump(s: Session, conv_id: int, version: int, step: int, dropped: int = 0) -> int:
+    """Advance the stored clock and version (a cached memory state elsewhere is now stale)."""
+    t = Conversation.__table__
+    s.execute(
+        update(t)
+        .where(t.c.id == conv_id)
+        .values(step=step, version=version + 1, dropped_cites=t.c.dropped_cites + dropped, updated_at=utcnow())
+    )
+    return version + 1
 
 
 def delete_conversation(s: Session, conv_id: int) -> None:
