@@ -260,3 +260,34 @@ def test_obeyed_injection_is_caught_by_the_cite_check(real):
     llm = FakeLLM(structured="json_object_schema").enqueue('{"turns": [3, 4]}')
     res = retrieve(llm, msg, real.encode(msg)[0], cs, config=RetrievalConfig(k=5))
     assert res.cited_ids == () and res.rejected == (3, 4)
+
+
+# --------------------------------------------------------------------------- the embedded model, for real
+
+
+@pytest.fixture(scope="module")
+def local_llm():
+    from assistant import local_model
+    from assistant.llm import LLMConfig, make_llm
+
+    llm = make_llm(LLMConfig(backend="local"))
+    yield llm
+    local_model.stop_server()
+
+
+@pytest.mark.llm
+@pytest.mark.parametrize("use_grammar", [False, True])
+def test_real_local_model_answers_within_the_offered_ids(local_llm, real, use_grammar):
+    """Our schema and our GBNF grammar, through the real client and llama.cpp: the output parses
+    as JSON and names only offered ids. Structure only, never which turns a 135M model picks."""
+    texts = ["I'm flying to Lisbon on May 3rd.", "Noted: Lisbon, May 3rd.", "My cat likes tuna.",
+             "The quarterly budget review is on Friday.", INJECTION,
+             "I booked the Memmo Alfama for three nights."]
+    cs = cands(texts, real)
+    msg = "When does my flight to Lisbon leave?"
+    res = retrieve(local_llm, msg, real.encode(msg)[0], cs,
+                   config=RetrievalConfig(k=4, use_grammar=use_grammar))
+    assert local_llm.structured == "json_object_schema"
+    assert res.parsed_as == "json", res.raw
+    assert res.dropped == 0 and set(res.cited_ids) | set(res.rejected) <= set(res.offered)
+    assert res.timings["llm_ms"] > 0
