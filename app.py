@@ -1,6 +1,7 @@
-"""lagmem's chat page: `streamlit run app.py`.
+"""lagmem's web app: `streamlit run app.py`. The entry point routes between the chat (here) and
+the memory inspector (``pages/``); the conversation picker in the sidebar is shared by both.
 
-The page is a thin layout over ``assistant.ui``: the sidebar picks the conversation, the history
+The chat page is a thin layout over ``assistant.ui``: the sidebar picks the conversation, the history
 is read from the database on every run (so a pin made in the inspector shows here at once), and
 one exchange is ``service.send`` (the user's turn is stored before the model is called) followed by
 ``Exchange.stream`` into ``st.write_stream``. A model failure leaves the stored message without an
@@ -18,21 +19,46 @@ from assistant.ui.views import Message, chat_history, eviction_line, load_view, 
 
 INSPECTOR = "pages/1_Memory_inspector.py"
 
-st.set_page_config(page_title="lagmem · chat", page_icon=":material/memory:", layout="centered")
 
-svc = W.service()
-conv_id = W.conversation_sidebar(svc)
-W.settings_panel(svc, conv_id)
-W.model_panel(svc)
+def chat_page() -> None:
+    st.set_page_config(page_title="lagmem · chat", page_icon=":material/forum:", layout="centered")
+    W.settings_panel(svc, conv_id)
+    view = load_view(svc.store, conv_id)
+    st.title(W.md_text(view.conv.title), anchor=False)
+    st.caption(f"Memory: {view.layer.used_tokens:,} of {view.conv.budget:,} tokens · lag {view.layer.lag} steps · "
+               f"{view.conv.policy} policy · step {view.conv.step}")
+    W.show_flash()
+    history = chat_history(view)
+    for m in history:
+        show_message(view, m)
 
-view = load_view(svc.store, conv_id)
-st.title(view.conv.title, anchor=False)
-st.caption(f"Memory: {view.layer.used_tokens:,} of {view.conv.budget:,} tokens · lag {view.conv.lag} steps · "
-           f"{view.conv.policy} policy · step {view.conv.step}")
-W.show_flash()
+    if pending_user_turn(view) is not None:
+        error = st.session_state.get(f"error-{conv_id}")
+        st.error(error or "This message has no answer yet.", icon=":material/error:")
+        if st.button("Retry", icon=":material/refresh:", type="primary"):
+            st.session_state.pop(f"error-{conv_id}", None)
+            ex = svc.answer_pending(conv_id)
+            if ex is not None:
+                run_exchange(ex)
+
+    if any(m.evicted for m in history):
+        st.page_link(INSPECTOR, label="See and steer the memory in the inspector", icon=":material/insights:")
+
+    if prompt := st.chat_input("Message lagmem", submit_mode="disable", max_chars=200_000):
+        try:
+            ex = svc.send(conv_id, prompt)
+        except EmptyMessage as exc:
+            st.warning(str(exc))
+            return
+        st.session_state.pop(f"error-{conv_id}", None)
+        if view.conv.title == W.NEW_TITLE and view.conv.step == 0:
+            svc.store.rename(conv_id, shorten(prompt, 48))
+        with st.chat_message("user"):
+            W.show_text(prompt)
+        run_exchange(ex)
 
 
-def show_message(m: Message) -> None:
+def show_message(view, m: Message) -> None:
     with st.chat_message(m.role):
         W.show_text(m.content)
         if m.role != "assistant":
@@ -82,31 +108,11 @@ def run_exchange(ex: Exchange) -> None:
     st.rerun()
 
 
-for m in chat_history(view):
-    show_message(m)
-
-pending = pending_user_turn(view)
-if pending is not None:
-    error = st.session_state.get(f"error-{conv_id}")
-    st.error(error or "This message has no answer yet.", icon=":material/error:")
-    if st.button("Retry", icon=":material/refresh:", type="primary"):
-        st.session_state.pop(f"error-{conv_id}", None)
-        ex = svc.answer_pending(conv_id)
-        if ex is not None:
-            run_exchange(ex)
-
-if any(m.evicted for m in chat_history(view)):
-    st.page_link(INSPECTOR, label="See and steer the memory in the inspector", icon=":material/insights:")
-
-if prompt := st.chat_input("Message lagmem", submit_mode="disable", max_chars=200_000):
-    try:
-        ex = svc.send(conv_id, prompt)
-    except EmptyMessage as exc:
-        st.warning(str(exc))
-    else:
-        st.session_state.pop(f"error-{conv_id}", None)
-        if view.conv.title == W.NEW_TITLE and view.conv.step == 0:
-            svc.store.rename(conv_id, shorten(prompt, 48))
-        with st.chat_message("user"):
-            W.show_text(prompt)
-        run_exchange(ex)
+svc = W.service()
+conv_id = W.conversation_sidebar(svc)
+page = st.navigation([
+    st.Page(chat_page, title="Chat", icon=":material/forum:", default=True),
+    st.Page(INSPECTOR, title="Memory inspector", icon=":material/insights:", url_path="inspector"),
+])
+page.run()
+W.model_panel(svc)

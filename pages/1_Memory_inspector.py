@@ -20,10 +20,9 @@ REFRESH_SECONDS = 2.0
 st.set_page_config(page_title="lagmem · memory inspector", page_icon=":material/insights:", layout="wide")
 
 svc = W.service()
-conv_id = W.conversation_sidebar(svc)
+conv_id = st.session_state["conv_id"]  # picked in the sidebar by app.py, which runs this page
 live = st.sidebar.toggle("Live updates", value=True, key="inspector_live",
                          help=f"Refresh this page every {REFRESH_SECONDS:g} s; switch off to pause while you read.")
-W.model_panel(svc)
 
 
 def budget_bar(b: dict) -> alt.Chart:
@@ -32,12 +31,12 @@ def budget_bar(b: dict) -> alt.Chart:
     colors = alt.Scale(domain=[p for p, _ in parts], range=["#7c3aed", "#f59e0b", "#3b82f6", "#e5e7eb"])
     bar = alt.Chart(df).mark_bar(height=26).encode(
         x=alt.X("sum(tokens):Q", title=None, scale=alt.Scale(domain=[0, max(b["budget"], b["used"])])),
-        color=alt.Color("part:N", scale=colors, legend=alt.Legend(orient="bottom", title=None)),
+        color=alt.Color("part:N", scale=colors, legend=alt.Legend(orient="top", direction="horizontal", title=None)),
         order=alt.Order("order:Q"),
         tooltip=["part", "tokens"],
     )
     rule = alt.Chart(pd.DataFrame({"budget": [b["budget"]]})).mark_rule(color="#dc2626", strokeWidth=2).encode(x="budget:Q")
-    return (bar + rule).properties(height=60)
+    return (bar + rule).properties(height=50)
 
 
 def timeline_chart(points: pd.DataFrame, markers: pd.DataFrame, budget: int) -> alt.Chart:
@@ -69,10 +68,21 @@ def citation_chart(df: pd.DataFrame) -> alt.Chart:
     ).properties(height=260)
 
 
-def on_pins(key: str, numbers: list[int], pinned_now: dict[int, bool]) -> None:
-    state = st.session_state.get(key) or {}
-    for number, want in V.pin_changes(state.get("edited_rows", {}), numbers, pinned_now):
-        W.set_pin(svc, conv_id, number, want)
+def apply_pin_edits() -> bool:
+    """Store the pins edited in the table since the last run (its edit state is read, applied to
+    the database, and never fed back in as the table's data). True when something changed."""
+    changed = False
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(f"turns-{conv_id}-")]:
+        numbers = st.session_state.get(f"numbers-{key}")
+        edits = (st.session_state.get(key) or {}).get("edited_rows", {})
+        if numbers and edits:
+            pinned_now = {t.number: t.pinned for t in svc.store.layer(conv_id).turns()}
+            for number, want in V.pin_changes(edits, numbers, pinned_now):
+                W.set_pin(svc, conv_id, number, want)
+                changed = True
+        del st.session_state[key]
+        st.session_state.pop(f"numbers-{key}", None)
+    return changed
 
 
 def turn_details(view: V.MemoryView) -> None:
@@ -100,15 +110,18 @@ def turn_details(view: V.MemoryView) -> None:
 
 
 def inspector() -> None:
+    apply_pin_edits()
     view = V.load_view(svc.store, conv_id)
     W.show_flash()
     conv = view.conv
-    st.title(f"Memory inspector · {conv.title}", anchor=False)
-    st.caption(f"Policy **{conv.policy}** ({V.policy_description(conv.policy)}) · lag {view.layer.lag} steps · step {conv.step}")
+    st.title("Memory inspector", anchor=False)
+    st.caption(f"**{W.md_text(conv.title)}** · policy **{conv.policy}** ({V.policy_description(conv.policy)}) · "
+               f"lag {view.layer.lag} steps · step {conv.step}")
 
     b = V.budget_summary(view)
     m = st.columns(5)
-    m[0].metric("In memory", f"{b['used']:,} / {b['budget']:,} tokens")
+    m[0].metric(f"Tokens in memory (budget {b['budget']:,})", f"{b['used']:,}",
+                help="Active turns' tokens: what the model sees as context.")
     m[1].metric("Pinned", f"{b['pinned']:,} tokens")
     m[2].metric("Protected (lag)", f"{b['protected']:,} tokens")
     m[3].metric("Turns in memory", b["active"])
@@ -127,12 +140,13 @@ def inspector() -> None:
 
     st.subheader("Turns", anchor=False)
     df = V.turn_table(view)
-    key = f"turns-{conv_id}-{conv.version}"
+    key = f"turns-{conv_id}-{conv.version}"  # a new table whenever the stored state moves
+    st.session_state[f"numbers-{key}"] = list(df.index)
     st.data_editor(
         df, key=key, width="stretch", disabled=[c for c in df.columns if c != "pinned"],
-        on_change=on_pins, args=(key, list(df.index), df["pinned"].to_dict()),
         column_config={
-            "turn": st.column_config.NumberColumn("#", width="small"),
+            "role": st.column_config.TextColumn("role", width="small"),
+            "tokens": st.column_config.NumberColumn("tokens", width="small"),
             "text": st.column_config.TextColumn("text", width="large", help="Shortened; pick the turn below to read it in full."),
             "protected": st.column_config.NumberColumn("protected", help="Steps of lag left (0: not protected)."),
             "pinned": st.column_config.CheckboxColumn("pinned", help="Pinned turns are never evicted."),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator
 
 import streamlit as st
@@ -158,7 +159,7 @@ def _rename(svc: ChatService, conv_id: int) -> None:
     title = (st.session_state.get("rename_to") or "").strip()
     if title:
         svc.store.rename(conv_id, title[:200])
-        flash(f"Renamed to “{title[:200]}”.", "success")
+        flash(f"Renamed to “{md_text(title[:200])}”.", "success")
 
 
 def _delete(svc: ChatService, conv_id: int) -> None:
@@ -198,9 +199,10 @@ def _import(svc: ChatService) -> None:
     try:
         text = upload.getvalue().decode("utf-8")
     except UnicodeDecodeError:
-        flash(f"“{upload.name}” is not UTF-8 text. Nothing was stored.", "error")
+        flash(f"“{md_text(upload.name)}” is not UTF-8 text. Nothing was stored.", "error")
         return
     conv_id, message = import_text(svc, text, upload.name)
+    message = md_text(message)  # it quotes the file's name and text
     if conv_id is None:
         flash(message, "error")
     else:
@@ -208,14 +210,25 @@ def _import(svc: ChatService) -> None:
         flash(message, "success")
 
 
+def option_labels(titles: dict[int, str]) -> dict[int, str]:
+    """Distinct labels: the browser reports a selectbox's choice by its label, so two
+    conversations both called "New conversation" must not look the same."""
+    short = {i: shorten(t, 44) for i, t in titles.items()}
+    seen = Counter(short.values())
+    return {i: (f"{label} · #{i}" if seen[label] > 1 else label) for i, label in short.items()}
+
+
 def conversation_sidebar(svc: ChatService) -> int:
     """Pick, create, rename, delete, export and import conversations; returns the selected id."""
-    convs = svc.store.conversations()
+    # newest first, in a stable order (not by last change: a list that reorders under the
+    # selectbox between runs would move the selection)
+    convs = sorted(svc.store.conversations(), key=lambda c: -c.id)
     if not convs:
         svc.store.create(NEW_TITLE)
         convs = svc.store.conversations()
     ids = [c.id for c in convs]
     titles = {c.id: c.title for c in convs}
+    labels = option_labels(titles)
     if st.session_state.get("conv_id") not in titles:
         st.session_state["conv_id"] = ids[0]
     st.session_state["conv_pick"] = st.session_state["conv_id"]
@@ -223,7 +236,7 @@ def conversation_sidebar(svc: ChatService) -> int:
     with st.sidebar:
         st.button("New conversation", icon=":material/add:", on_click=_new, args=(svc,), width="stretch")
         st.selectbox("Conversation", ids, key="conv_pick", on_change=_picked,
-                     format_func=lambda i: shorten(titles.get(i, f"#{i}"), 48))
+                     format_func=lambda i: labels.get(i, f"#{i}"))
         with st.expander("Rename, delete, export, import"):
             st.text_input("Title", value=titles[conv_id], key="rename_to", max_chars=200)
             st.button("Rename", on_click=_rename, args=(svc, conv_id))
@@ -233,7 +246,7 @@ def conversation_sidebar(svc: ChatService) -> int:
             st.file_uploader("Import a saved conversation", type=["jsonl", "json", "txt"],
                              key=f"import-{st.session_state.get('import_n', 0)}", on_change=_import, args=(svc,))
             if st.session_state.get("confirm_delete") == conv_id:
-                st.warning(f"Delete “{titles[conv_id]}” and its whole memory? This cannot be undone.")
+                st.warning(f"Delete “{md_text(titles[conv_id])}” and its whole memory? This cannot be undone.")
                 c1, c2 = st.columns(2)
                 c1.button("Delete", type="primary", on_click=_delete, args=(svc, conv_id), key="delete_yes")
                 c2.button("Cancel", on_click=lambda: st.session_state.pop("confirm_delete", None), key="delete_no")
@@ -247,7 +260,7 @@ def settings_panel(svc: ChatService, conv_id: int) -> None:
     conv = svc.store.conversation(conv_id)
     with st.sidebar.expander("Memory settings"):
         with st.form(f"settings-{conv_id}", border=False):
-            budget = st.number_input("Budget (tokens)", min_value=50, max_value=1_000_000, step=100, value=int(conv.budget),
+            budget = st.number_input("Budget (tokens)", min_value=1, max_value=1_000_000, step=100, value=int(conv.budget),
                                      help="The most tokens of conversation the model sees at once.")
             lag = st.number_input("Lag (steps)", min_value=0, max_value=1000, value=int(conv.lag),
                                   help="How many steps a new turn is protected from eviction while evidence about it accrues.")

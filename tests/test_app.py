@@ -1,0 +1,252 @@
+"""The two pages, headless (Streamlit's AppTest), with the scripted fake model and hash embeddings
+injected through the runtime (``LAGMEM_LLM=fake``, ``LAGMEM_EMBEDDINGS=hash``). Every test has its
+own data dir, hence its own database URL, hence its own cached service. Plus the pages' plain
+helpers (``assistant.ui.views``), tested without Streamlit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from streamlit.testing.v1 import AppTest
+
+from assistant import runtime
+from assistant.errors import ServerUnreachable
+from assistant.retrieval import CiteCheck, RetrievalConfig
+from assistant.ui import views as V
+from assistant.ui.widgets import import_text, md_text
+from memory.types import MemorySettings
+from storage.models import CitationRow, Conversation, FeedbackRow, Turn
+
+APP = str(Path(__file__).parent.parent / "app.py")
+INSPECTOR = "pages/1_Memory_inspector.py"
+TIMEOUT = 30  # the first run opens and migrates the database; later runs take milliseconds
+
+
+@pytest.fixture
+def svc(monkeypatch):
+    monkeypatch.setenv("LAGMEM_LLM", "fake")
+    monkeypatch.setenv("LAGMEM_EMBEDDINGS", "hash")
+    s = runtime.get_service()
+    # hash embeddings are not semantic: accept every offered cite so citations are predictable
+    s.retrieval = RetrievalConfig(check=CiteCheck(min_similarity=None))
+    return s
+
+
+def app() -> AppTest:
+    return AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+
+
+def send(at: AppTest, text: str) -> AppTest:
+    at.chat_input[0].set_value(text).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def rows(svc, model, **where):
+    with Session(svc.store.engine) as s:
+        q = select(model)
+        for k, v in where.items():
+            q = q.where(getattr(model, k) == v)
+        return list(s.scalars(q))
+
+
+def small_memory(svc, n: int = 6) -> int:
+    """A conversation whose budget forces evictions: lag 1, a few tokens of budget."""
+    conv = svc.store.create("small", MemorySettings(budget=40, lag=1))
+    for i in range(n):
+        svc.ask(conv, f"fact number {i}: the {['red', 'green', 'blue', 'gold', 'pink', 'grey'][i % 6]} box holds {i * 7} marbles")
+    return conv
+
+
+# ----- the chat page ------------------------------------------------------------------------
+
+
+def test_send_a_message_see_the_streamed_answer_and_its_citations(svc):
+    at = app()
+    assert not at.exception
+    send(at, "My cat is called Miso.")
+    svc.llm.enqueue('{"turns": [1]}', "Your cat is Miso.")
+    send(at, "What is my cat called?")
+    said = [(m.name, m.markdown[0].value) for m in at.chat_message]
+    assert said == [("user", md_text("My cat is called Miso.")), ("assistant", "OK\\."),
+                    ("user", md_text("What is my cat called?")), ("assistant", md_text("Your cat is Miso."))]
+    cited = [e for e in at.expander if e.label.startswith("Cited")]
+    assert [e.label for e in cited] == ["Cited #1"]
+    assert md_text("My cat is called Miso.") in [m.value for m in cited[0].markdown]
+    assert [(c.turn, c.answer_turn) for c in rows(svc, CitationRow)] == [(1, 4)]
+    # the new conversation took its title from the first message
+    assert rows(svc, Conversation)[0].title == "My cat is called Miso."
+
+
+def test_user_and_model_text_is_shown_as_text_never_as_markup(svc):
+    at = app()
+    svc.llm.enqueue("<b>bold</b> :red[alarm] $x$")  # first message: nothing to cite, no retrieval call
+    send(at, "**hi** <script>alert(1)</script> [x](javascript:alert(1))")
+    user, answer = at.chat_message[0].markdown[0].value, at.chat_message[1].markdown[0].value
+    assert "\\*\\*hi\\*\\*" in user and "\\<script\\>" in user and "\\[x\\]\\(javascript\\:" in user
+    assert answer == "\\<b\\>bold\\</b\\> \\:red\\[alarm\\] \\$x\\$"
+
+
+def test_feedback_is_stored_for_the_answer(svc):
+    at = app()
+    send(at, "hello")
+    at.feedback[0].set_value(0).run()  # thumbs down
+    assert [(f.answer_turn, f.value) for f in rows(svc, FeedbackRow)] == [(2, -1.0)]
+    at.feedback[0].set_value(1).run()
+    assert [f.value for f in rows(svc, FeedbackRow)] == [-1.0, 1.0]
+
+
+def test_a_model_error_keeps_the_message_and_retry_answers_it(svc):
+    at = app()
+    svc.llm.enqueue(ServerUnreachable())
+    send(at, "Are you there?")
+    assert [t.role for t in rows(svc, Turn)] == ["user"]  # the message is stored, not lost
+    assert any("could not be reached" in e.value for e in at.error)
+    retry = [b for b in at.button if b.label == "Retry"]
+    assert retry
+    svc.llm.enqueue("Yes, I am here.")  # nothing to cite: only the answer is asked for
+    retry[0].click().run()
+    assert not at.exception
+    assert [t.content for t in rows(svc, Turn)] == ["Are you there?", "Yes, I am here."]
+    assert not at.error
+    assert at.chat_message[-1].markdown[0].value == md_text("Yes, I am here.")
+
+
+def test_an_exchange_that_evicts_says_so_under_the_answer(svc):
+    conv = small_memory(svc, 3)
+    at = app()
+    assert at.session_state["conv_id"] == conv
+    send(at, "and one more fact: the tall lamp is broken")
+    assert any("left memory" in c.value and "inspector" in c.value for c in at.caption)
+
+
+def test_settings_are_stored_per_conversation(svc):
+    at = app()
+    conv = at.session_state["conv_id"]
+    budget = [n for n in at.number_input if n.label == "Budget (tokens)"][0]
+    budget.set_value(500)
+    [s for s in at.selectbox if s.label == "Policy"][0].set_value("lru")
+    [b for b in at.button if b.label == "Save settings"][0].click().run()
+    c = svc.store.conversation(conv)
+    assert (c.budget, c.policy) == (500, "lru")
+
+
+def test_new_rename_and_delete_with_confirmation(svc):
+    at = app()
+    first = at.session_state["conv_id"]
+    [b for b in at.button if b.label == "New conversation"][0].click().run()
+    second = at.session_state["conv_id"]
+    assert second != first and len(svc.store.conversations()) == 2
+    at.text_input(key="rename_to").set_value("Holiday plans")
+    [b for b in at.button if b.label == "Rename"][0].click().run()
+    assert svc.store.conversation(second).title == "Holiday plans"
+    at.button(key="delete_ask").click().run()
+    assert any("cannot be undone" in w.value for w in at.warning)
+    assert len(svc.store.conversations()) == 2  # nothing deleted before the confirmation
+    at.button(key="delete_yes").click().run()
+    assert [c.id for c in svc.store.conversations()] == [first]
+    assert at.session_state["conv_id"] == first
+
+
+def test_import_a_bad_file_shows_the_line_and_stores_nothing(svc):
+    at = app()
+    before = len(svc.store.conversations())
+    bad = b'{"lagmem": 1, "title": "x"}\n{"role": "user", "content": "hi"}\n{"role": "user"}\n'
+    at.file_uploader[0].set_value(("broken.jsonl", bad, "application/jsonl")).run()
+    assert not at.exception
+    assert any("line 3" in e.value and "Nothing was stored" in e.value for e in at.error)
+    assert len(svc.store.conversations()) == before
+
+
+def test_export_then_import_round_trips(svc):
+    from assistant.replay import export_transcript
+
+    conv = small_memory(svc, 2)
+    text = export_transcript(svc.store, conv)
+    new, message = import_text(svc, text, "saved.jsonl")
+    assert new is not None and "Imported 4 turns" in message
+    assert export_transcript(svc.store, new) == text
+
+
+# ----- the inspector --------------------------------------------------------------------------
+
+
+def inspector(svc) -> AppTest:
+    at = app()
+    at.switch_page(INSPECTOR).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_inspector_shows_budget_turns_history_and_charts(svc):
+    conv = small_memory(svc)
+    at = inspector(svc)
+    assert at.session_state["conv_id"] == conv
+    assert [s.value for s in at.subheader] == ["Turns", "Charts", "Misses", "Eviction history"]
+    table = at.data_editor[0].value
+    assert list(table.index) == list(range(1, 13)) and "evicted" in set(table["state"])
+    history = at.dataframe[-1].value
+    assert len(history) == len(svc.store.layer(conv).snapshot().evicted) or len(history) >= 1
+
+
+def test_pin_a_turn_from_the_table_is_stored(svc):
+    conv = small_memory(svc)
+    at = inspector(svc)
+    version = svc.store.conversation(conv).version
+    key = f"turns-{conv}-{version}"
+    last = svc.store.layer(conv).turns()[-1].number
+    at.session_state[key] = {"edited_rows": {last - 1: {"pinned": True}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception
+    assert [t.seq for t in rows(svc, Turn, conversation_id=conv, pinned=True)] == [last]
+    # the rebuilt table (new key: the conversation's version moved) shows the stored pin
+    assert bool(at.data_editor[0].value.loc[last, "pinned"]) is True
+
+
+def test_pin_and_restore_from_the_turn_details(svc):
+    conv = small_memory(svc)
+    evicted = svc.store.layer(conv).snapshot().evicted
+    assert evicted
+    n = evicted[0]
+    at = inspector(svc)
+    [s for s in at.selectbox if s.label == "Show a turn in full"][0].set_value(n).run()
+    assert any("left memory at step" in t.value for t in at.text)  # why was this forgotten?
+    at.button(key=f"restore-{n}").click().run()
+    assert not at.exception
+    assert rows(svc, Turn, conversation_id=conv, seq=n)[0].state == "active"
+    at.button(key=f"pin-{n}").click().run()
+    assert rows(svc, Turn, conversation_id=conv, seq=n)[0].pinned
+
+
+# ----- plain helpers ------------------------------------------------------------------------
+
+
+def test_timeline_rebuilt_from_records_ends_at_the_current_memory(svc):
+    conv = small_memory(svc)
+    with svc.store.transaction(conv) as tx:
+        gone = tx.layer.snapshot().evicted[0]
+        tx.restore(gone)
+    view = V.load_view(svc.store, conv)
+    points, markers = V.memory_timeline(view)
+    assert points["step"].tolist() == list(range(1, view.conv.step + 1))
+    assert points["tokens"].iloc[-1] == view.layer.used_tokens
+    assert set(markers["step"]) == {r.step for r in view.evictions}
+
+
+def test_why_forgotten_in_plain_words(svc):
+    conv = small_memory(svc)
+    view = V.load_view(svc.store, conv)
+    r = view.evictions[0]
+    text = V.why_forgotten(view, r.turn)
+    assert f"Turn {r.turn}" in text and f"step {r.step}" in text and f"budget of {r.budget}" in text
+    assert "Restore" in text or "back in memory" in text
+    active = view.layer.snapshot().active[-1]
+    assert "has never been forgotten" in V.why_forgotten(view, active)
+
+
+def test_pin_changes_maps_editor_positions_to_turn_numbers():
+    changes = V.pin_changes({"0": {"pinned": True}, 2: {"pinned": False}, 1: {"text": "x"}}, [4, 5, 6], {4: False, 5: False, 6: True})
+    assert changes == [(4, True), (6, False)]
