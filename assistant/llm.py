@@ -250,12 +250,20 @@ class LLMClient:
                 self._sdk_base = base_url
             return self._sdk
 
+    def _map(self, exc: BaseException, where: str) -> LLMError:
+        err = map_error(exc, where=where)
+        if self.backend == "local" and isinstance(err, ServerUnreachable):
+            # OPENAI_BASE_URL advice would mislead: the user configured nothing.
+            return ServerUnreachable(f"The embedded model server stopped answering ({where}); "
+                                     "it is restarted on the next request.")
+        return err
+
     def _discover_model(self) -> str:
         try:
             models = self._client().models.list()
             ids = [m.id for m in models.data]
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
-            raise map_error(exc, where="listing models") from exc
+            raise self._map(exc, "listing models") from exc
         if not ids:
             raise BadResponse("The model server lists no models; set LAGMEM_MODEL.")
         return ids[0]
@@ -286,7 +294,7 @@ class LLMClient:
             content = response.choices[0].message.content
         except (openai.OpenAIError, httpx2.HTTPError, json.JSONDecodeError, KeyError, IndexError,
                 TypeError, AttributeError) as exc:
-            raise map_error(exc, where="completion") from exc
+            raise self._map(exc, "completion") from exc
         if not isinstance(content, str):
             raise BadResponse(f"{BadResponse.default_message}: the answer had no text content.")
         return content
@@ -307,11 +315,10 @@ class LLMClient:
                 temperature=temperature, stream=True,
             )
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
-            raise map_error(exc, where="starting the answer") from exc
+            raise self._map(exc, "starting the answer") from exc
         return self._deltas(sdk_stream)
 
-    @staticmethod
-    def _deltas(sdk_stream: Any) -> Iterator[str]:
+    def _deltas(self, sdk_stream: Any) -> Iterator[str]:
         finished = False
         try:
             for chunk in sdk_stream:
@@ -331,7 +338,7 @@ class LLMClient:
                                   "a finish reason.")
         except (openai.OpenAIError, httpx2.HTTPError, json.JSONDecodeError, KeyError, IndexError,
                 TypeError, AttributeError) as exc:
-            raise map_error(exc, where="during the answer") from exc
+            raise self._map(exc, "during the answer") from exc
         finally:
             sdk_stream.close()
 

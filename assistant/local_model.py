@@ -324,13 +324,20 @@ def bench(rounds: int = 3, max_tokens: int = 64, *, n_ctx: int = N_CTX,
     history = " ".join(f"Turn {i}: we talked about item number {i} and its colour." for i in
                        range(110))
     memory = {"role": "user", "content": history}
+    follow_up = {"role": "user", "content": "And why are sunsets red?"}
     results = []
     for label, prompt in [("short", [system, question])] * rounds + [
-            ("memory", [system, memory, question])]:
-        # The prompt-cache of the server would make later identical prompts look faster;
-        # a unique prefix keeps every round a cold prompt evaluation.
-        prompt = [dict(prompt[0], content=f"[{len(results)}] " + prompt[0]["content"]),
-                  *prompt[1:]]
+            ("memory", [system, memory, question]),
+            ("memory_warm", [system, memory, question, follow_up])]:
+        # The server's prompt cache would make repeated prompts look faster; a unique prefix
+        # keeps every round a cold prompt evaluation, except memory_warm, which extends the
+        # previous prompt by one turn the way the next exchange of a conversation does.
+        if label != "memory_warm":
+            prompt = [dict(prompt[0], content=f"[{len(results)}] " + prompt[0]["content"]),
+                      *prompt[1:]]
+        else:
+            prompt = [results_prompt[0], *prompt[1:]]
+        results_prompt = prompt
         t = time.monotonic()
         first = None
         text = ""

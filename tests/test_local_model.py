@@ -134,3 +134,19 @@ def test_server_does_not_outlive_a_killed_parent(tmp_path):
         time.sleep(0.2)
     os.kill(child_pid, signal.SIGKILL)
     pytest.fail("the model server outlived its parent")
+
+
+def test_serve_model_runs_in_the_foreground_and_stops_on_ctrl_c():
+    """`lagmem serve-model`: prints the base URL, answers, and exits 0 on SIGINT."""
+    proc = subprocess.Popen([sys.executable, "-m", "assistant.local_model"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=os.path.dirname(os.path.dirname(__file__)))
+    try:
+        base_url = proc.stdout.readline().strip()
+        assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
+        served = LLMClient(LLMConfig(backend="compatible", base_url=base_url,
+                                     model=local_model.MODEL_ALIAS, max_retries=0))
+        assert served.complete([{"role": "user", "content": "Hi"}], max_tokens=4) is not None
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(15) == 0
