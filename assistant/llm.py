@@ -250,6 +250,12 @@ class LLMClient:
                 self._sdk_base = base_url
             return self._sdk
 
+    def _limit(self, max_tokens: int) -> dict[str, int]:
+        # OpenAI's newer models refuse `max_tokens`; its replacement is accepted by all of
+        # them. Compatible servers (llama.cpp, older vLLM/Ollama) may know only `max_tokens`.
+        key = "max_completion_tokens" if self.backend == "openai" else "max_tokens"
+        return {key: max_tokens}
+
     def _map(self, exc: BaseException, where: str) -> LLMError:
         err = map_error(exc, where=where)
         if self.backend == "local" and isinstance(err, ServerUnreachable):
@@ -281,19 +287,21 @@ class LLMClient:
     ) -> str:
         """One non-streamed answer, as text. Structured output is the caller's ``response_format``
         (shape per ``self.structured``); the text is returned unparsed."""
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = self._limit(max_tokens)
         if response_format is not None:
             kwargs["response_format"] = dict(response_format)
         if extra_body:
             kwargs["extra_body"] = dict(extra_body)
         try:
             response = self._client().chat.completions.create(
-                model=self.model, messages=list(messages), max_tokens=max_tokens,
-                temperature=temperature, stream=False, **kwargs,
+                model=self.model, messages=list(messages), temperature=temperature,
+                stream=False, **kwargs,
             )
+        except (openai.OpenAIError, httpx2.HTTPError, json.JSONDecodeError) as exc:
+            raise self._map(exc, "completion") from exc
+        try:  # the SDK does not validate shapes: a body without choices surfaces here
             content = response.choices[0].message.content
-        except (openai.OpenAIError, httpx2.HTTPError, json.JSONDecodeError, KeyError, IndexError,
-                TypeError, AttributeError) as exc:
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise self._map(exc, "completion") from exc
         if not isinstance(content, str):
             raise BadResponse(f"{BadResponse.default_message}: the answer had no text content.")
@@ -311,8 +319,8 @@ class LLMClient:
         mapped error from the iterator. A consumer that stops early closes the HTTP response."""
         try:
             sdk_stream = self._client().chat.completions.create(
-                model=self.model, messages=list(messages), max_tokens=max_tokens,
-                temperature=temperature, stream=True,
+                model=self.model, messages=list(messages), temperature=temperature,
+                stream=True, **self._limit(max_tokens),
             )
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
             raise self._map(exc, "starting the answer") from exc

@@ -353,3 +353,11 @@ def test_fake_llm_queue_history_and_errors():
                                               "complete"]
     assert fake.history[0].response_format == {"type": "json_object"}
     assert (fake.backend, fake.structured) == ("fake", "json_object_schema")
+
+
+def test_openai_backend_sends_max_completion_tokens(fake_openai):
+    # Pointed at our fake but configured as OpenAI: the parameter OpenAI's newer models accept.
+    client = client_for(fake_openai, backend="openai")
+    client.complete(MESSAGES, max_tokens=9)
+    body = fake_openai.completions[0].body
+    assert body["max_completion_tokens"] == 9 and "max_tokens" not in body
