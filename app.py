@@ -22,8 +22,8 @@ INSPECTOR = "pages/1_Memory_inspector.py"
 
 def chat_page() -> None:
     st.set_page_config(page_title="lagmem · chat", page_icon=":material/forum:", layout="centered")
-    W.settings_panel(svc, conv_id)
-    view = load_view(svc.store, conv_id)
+    W.settings_panel(store, conv_id)
+    view = load_view(store, conv_id)
     st.title(W.md_text(view.conv.title), anchor=False)
     st.caption(f"Memory: {view.layer.used_tokens:,} of {view.conv.budget:,} tokens · lag {view.layer.lag} steps · "
                f"{view.conv.policy} policy · step {view.conv.step}")
@@ -37,7 +37,7 @@ def chat_page() -> None:
         st.error(error or "This message has no answer yet.", icon=":material/error:")
         if st.button("Retry", icon=":material/refresh:", type="primary"):
             st.session_state.pop(f"error-{conv_id}", None)
-            ex = svc.answer_pending(conv_id)
+            ex = W.service().answer_pending(conv_id)
             if ex is not None:
                 run_exchange(ex)
 
@@ -45,16 +45,16 @@ def chat_page() -> None:
         st.page_link(INSPECTOR, label="See and steer the memory in the inspector", icon=":material/insights:")
 
     if prompt := st.chat_input("Message lagmem", submit_mode="disable", max_chars=200_000):
+        with st.chat_message("user"):
+            W.show_text(prompt)
         try:
-            ex = svc.send(conv_id, prompt)
+            ex = W.service().send(conv_id, prompt)
         except EmptyMessage as exc:
             st.warning(str(exc))
             return
         st.session_state.pop(f"error-{conv_id}", None)
         if view.conv.title == W.NEW_TITLE and view.conv.step == 0:
-            svc.store.rename(conv_id, shorten(prompt, 48))
-        with st.chat_message("user"):
-            W.show_text(prompt)
+            store.rename(conv_id, shorten(prompt, 48))
         run_exchange(ex)
 
 
@@ -78,13 +78,13 @@ def show_message(view, m: Message) -> None:
             st.caption("No earlier turn cited.")
         key = f"fb-{conv_id}-{m.number}"
         default = None if m.feedback in (None, 0.0) else (1 if m.feedback > 0 else 0)
-        st.feedback("thumbs", key=key, default=default, on_change=W.set_feedback, args=(svc, conv_id, m.number, key))
+        st.feedback("thumbs", key=key, default=default, on_change=W.set_feedback, args=(store, conv_id, m.number, key))
         if m.evicted:
             st.caption(eviction_line(m.evicted))
 
 
 def spinner_text() -> str:
-    if getattr(svc.llm, "backend", "") == "local":
+    if getattr(W.service().llm, "backend", "") == "local":
         return "Thinking… the embedded model's first answer takes a few seconds."
     return "Thinking…"
 
@@ -108,11 +108,11 @@ def run_exchange(ex: Exchange) -> None:
     st.rerun()
 
 
-svc = W.service()
-conv_id = W.conversation_sidebar(svc)
+store = W.store()
+conv_id = W.conversation_sidebar(store)
 page = st.navigation([
     st.Page(chat_page, title="Chat", icon=":material/forum:", default=True),
     st.Page(INSPECTOR, title="Memory inspector", icon=":material/insights:", url_path="inspector"),
 ])
 page.run()
-W.model_panel(svc)
+W.model_panel()

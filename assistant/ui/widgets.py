@@ -25,6 +25,7 @@ from .. import runtime
 from ..errors import LLMError
 from ..replay import export_transcript, replay, settings_from
 from ..service import ChatService
+from ..store import MemoryStore
 from .views import policy_description, shorten
 
 NEW_TITLE = "New conversation"
@@ -48,29 +49,65 @@ export OPENAI_API_KEY=anything          # if the server wants one
 # ----- the service, once per process --------------------------------------------------------
 
 
-@st.cache_resource(show_spinner="Opening lagmem: the database and the embedding model…")
-def _service(url: str) -> ChatService:
-    svc = runtime.get_service(url)
-    if getattr(svc.llm, "backend", "") == "local":
-        # Start the embedded model server now, in the background, so the first answer does not
-        # also wait for it to load. A failure here is not lost: the first answer retries the
-        # start and shows the error with a Retry button.
-        threading.Thread(target=_warm_local_model, name="lagmem-warm-model", daemon=True).start()
-    return svc
+class _Loading:
+    """The ChatService, built in a background thread: loading the embedding model takes seconds
+    (tens of seconds on a busy 2-core machine), and the pages can show stored conversations
+    without it. Only sending a message waits for it."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.ready = threading.Event()
+        self.service: ChatService | None = None
+        self.error: BaseException | None = None
+        threading.Thread(target=self._load, name="lagmem-load-service", daemon=True).start()
+
+    def _load(self) -> None:
+        try:
+            self.service = runtime.get_service(self.url)
+            if getattr(self.service.llm, "backend", "") == "local":
+                # Start the embedded model server now, so the first answer does not also wait for
+                # it. A failure is not lost: the first answer retries and shows it with a Retry.
+                from ..local_model import ensure_server
+
+                try:
+                    ensure_server()
+                except LLMError:
+                    pass
+        except BaseException as exc:  # shown (and raised) by the page that needs the service
+            self.error = exc
+        finally:
+            self.ready.set()
+
+    def get(self) -> ChatService:
+        if not self.ready.is_set():
+            with st.spinner("Loading the embedding model and the language model (first time only)…"):
+                self.ready.wait()
+        if self.service is None:
+            _loading.clear()  # the next page view tries again
+            raise self.error or RuntimeError("the chat service did not load")
+        return self.service
 
 
-def _warm_local_model() -> None:
-    from ..local_model import ensure_server
+@st.cache_resource(show_spinner=False)
+def _loading(url: str) -> _Loading:
+    return _Loading(url)
 
-    try:
-        ensure_server()
-    except LLMError:
-        pass
+
+def store() -> MemoryStore:
+    """The process's MemoryStore for the configured database (fast: no model is loaded)."""
+    url = default_url()
+    _loading(url)  # start loading the service in the background on the first page view
+    return runtime.get_store(url)
 
 
 def service() -> ChatService:
-    """The process's ChatService for the configured database (one per URL, shared by sessions)."""
-    return _service(default_url())
+    """The process's ChatService (one per database URL, shared by sessions); waits for loading."""
+    return _loading(default_url()).get()
+
+
+def service_if_ready() -> ChatService | None:
+    loading = _loading(default_url())
+    return loading.service if loading.ready.is_set() else None
 
 
 # ----- text -------------------------------------------------------------------------------
@@ -112,8 +149,8 @@ def _evicted_note(records) -> str:
     return (" It pushed " + ", ".join(f"#{r.turn}" for r in records) + " out of memory.") if records else ""
 
 
-def set_pin(svc: ChatService, conv_id: int, number: int, want: bool) -> None:
-    with svc.store.transaction(conv_id) as tx:
+def set_pin(store: MemoryStore, conv_id: int, number: int, want: bool) -> None:
+    with store.transaction(conv_id) as tx:
         if want:
             records, refused = tx.pin(number)
         else:
@@ -124,16 +161,16 @@ def set_pin(svc: ChatService, conv_id: int, number: int, want: bool) -> None:
         flash(f"Turn #{number} {'pinned' if want else 'unpinned'}.{_evicted_note(records)}", "success")
 
 
-def restore(svc: ChatService, conv_id: int, number: int) -> None:
-    with svc.store.transaction(conv_id) as tx:
+def restore(store: MemoryStore, conv_id: int, number: int) -> None:
+    with store.transaction(conv_id) as tx:
         records = tx.restore(number)
     flash(f"Turn #{number} is back in memory (protected for the lag window).{_evicted_note(records)}", "success")
 
 
-def set_feedback(svc: ChatService, conv_id: int, answer_turn: int, key: str) -> None:
+def set_feedback(store: MemoryStore, conv_id: int, answer_turn: int, key: str) -> None:
     value = st.session_state.get(key)
     score = {1: 1.0, 0: -1.0}.get(value, 0.0)  # cleared thumbs: neutral again
-    with svc.store.transaction(conv_id) as tx:
+    with store.transaction(conv_id) as tx:
         tx.feedback(answer_turn, score)
 
 
@@ -146,8 +183,8 @@ def _select(conv_id: int) -> None:
     st.session_state.pop("confirm_delete", None)
 
 
-def _new(svc: ChatService) -> None:
-    _select(svc.store.create(NEW_TITLE))
+def _new(store: MemoryStore) -> None:
+    _select(store.create(NEW_TITLE))
 
 
 def _picked() -> None:
@@ -155,15 +192,15 @@ def _picked() -> None:
     st.session_state.pop("confirm_delete", None)
 
 
-def _rename(svc: ChatService, conv_id: int) -> None:
+def _rename(store: MemoryStore, conv_id: int) -> None:
     title = (st.session_state.get("rename_to") or "").strip()
     if title:
-        svc.store.rename(conv_id, title[:200])
+        store.rename(conv_id, title[:200])
         flash(f"Renamed to “{md_text(title[:200])}”.", "success")
 
 
-def _delete(svc: ChatService, conv_id: int) -> None:
-    svc.store.delete(conv_id)
+def _delete(store: MemoryStore, conv_id: int) -> None:
+    store.delete(conv_id)
     st.session_state.pop("conv_id", None)
     st.session_state.pop("confirm_delete", None)
     flash("Conversation deleted.", "success")
@@ -190,7 +227,7 @@ def import_text(svc: ChatService, text: str, name: str) -> tuple[int | None, str
     return log.conversation_id, f"Imported {len(log.turns)} turns from “{name}”."
 
 
-def _import(svc: ChatService) -> None:
+def _import() -> None:
     key = f"import-{st.session_state.get('import_n', 0)}"
     upload = st.session_state.get(key)
     if upload is None:
@@ -201,7 +238,7 @@ def _import(svc: ChatService) -> None:
     except UnicodeDecodeError:
         flash(f"“{md_text(upload.name)}” is not UTF-8 text. Nothing was stored.", "error")
         return
-    conv_id, message = import_text(svc, text, upload.name)
+    conv_id, message = import_text(service(), text, upload.name)
     message = md_text(message)  # it quotes the file's name and text
     if conv_id is None:
         flash(message, "error")
@@ -218,14 +255,14 @@ def option_labels(titles: dict[int, str]) -> dict[int, str]:
     return {i: (f"{label} · #{i}" if seen[label] > 1 else label) for i, label in short.items()}
 
 
-def conversation_sidebar(svc: ChatService) -> int:
+def conversation_sidebar(store: MemoryStore) -> int:
     """Pick, create, rename, delete, export and import conversations; returns the selected id."""
     # newest first, in a stable order (not by last change: a list that reorders under the
     # selectbox between runs would move the selection)
-    convs = sorted(svc.store.conversations(), key=lambda c: -c.id)
+    convs = sorted(store.conversations(), key=lambda c: -c.id)
     if not convs:
-        svc.store.create(NEW_TITLE)
-        convs = svc.store.conversations()
+        store.create(NEW_TITLE)
+        convs = store.conversations()
     ids = [c.id for c in convs]
     titles = {c.id: c.title for c in convs}
     labels = option_labels(titles)
@@ -234,21 +271,21 @@ def conversation_sidebar(svc: ChatService) -> int:
     st.session_state["conv_pick"] = st.session_state["conv_id"]
     conv_id = st.session_state["conv_id"]
     with st.sidebar:
-        st.button("New conversation", icon=":material/add:", on_click=_new, args=(svc,), width="stretch")
+        st.button("New conversation", icon=":material/add:", on_click=_new, args=(store,), width="stretch")
         st.selectbox("Conversation", ids, key="conv_pick", on_change=_picked,
                      format_func=lambda i: labels.get(i, f"#{i}"))
         with st.expander("Rename, delete, export, import"):
             st.text_input("Title", value=titles[conv_id], key="rename_to", max_chars=200)
-            st.button("Rename", on_click=_rename, args=(svc, conv_id))
-            st.download_button("Export (saved-conversation file)", export_transcript(svc.store, conv_id),
+            st.button("Rename", on_click=_rename, args=(store, conv_id))
+            st.download_button("Export (saved-conversation file)", export_transcript(store, conv_id),
                                file_name=f"lagmem-{conv_id}.jsonl", mime="application/jsonl",
                                icon=":material/download:")
             st.file_uploader("Import a saved conversation", type=["jsonl", "json", "txt"],
-                             key=f"import-{st.session_state.get('import_n', 0)}", on_change=_import, args=(svc,))
+                             key=f"import-{st.session_state.get('import_n', 0)}", on_change=_import)
             if st.session_state.get("confirm_delete") == conv_id:
                 st.warning(f"Delete “{md_text(titles[conv_id])}” and its whole memory? This cannot be undone.")
                 c1, c2 = st.columns(2)
-                c1.button("Delete", type="primary", on_click=_delete, args=(svc, conv_id), key="delete_yes")
+                c1.button("Delete", type="primary", on_click=_delete, args=(store, conv_id), key="delete_yes")
                 c2.button("Cancel", on_click=lambda: st.session_state.pop("confirm_delete", None), key="delete_no")
             else:
                 st.button("Delete…", icon=":material/delete:", key="delete_ask",
@@ -256,8 +293,8 @@ def conversation_sidebar(svc: ChatService) -> int:
     return conv_id
 
 
-def settings_panel(svc: ChatService, conv_id: int) -> None:
-    conv = svc.store.conversation(conv_id)
+def settings_panel(store: MemoryStore, conv_id: int) -> None:
+    conv = store.conversation(conv_id)
     with st.sidebar.expander("Memory settings"):
         with st.form(f"settings-{conv_id}", border=False):
             budget = st.number_input("Budget (tokens)", min_value=1, max_value=1_000_000, step=100, value=int(conv.budget),
@@ -271,14 +308,15 @@ def settings_panel(svc: ChatService, conv_id: int) -> None:
                 params = dict(conv.policy_params or {}) if policy == conv.policy else {}
                 settings = MemorySettings(budget=int(budget), lag=int(lag), policy=policy,
                                           low_watermark=conv.low_watermark, pin_share=conv.pin_share, policy_params=params)
-                records = svc.store.update_settings(conv_id, settings)
+                records = store.update_settings(conv_id, settings)
                 flash("Memory settings saved." + _evicted_note(records), "success")
                 st.rerun()
 
 
-def model_panel(svc: ChatService) -> None:
+def model_panel() -> None:
+    svc = service_if_ready()
     with st.sidebar:
-        st.caption(runtime.model_note(svc))
+        st.caption(runtime.model_note(svc) if svc else "Loading the models…")
         with st.expander("Connect a stronger model"):
             st.markdown(STRONGER_MODEL_HELP)
         st.caption(SINGLE_USER_NOTE)

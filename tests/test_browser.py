@@ -1,0 +1,156 @@
+"""End to end in a real browser: Debian's Chromium (/usr/bin/chromium) driven by Playwright's Python
+package, against `streamlit run app.py` on 127.0.0.1.
+
+The model is the local HTTP fake of the OpenAI API (tests/fake_openai.py), running in this test's
+process: the app's subprocess gets OPENAI_BASE_URL / OPENAI_API_KEY / LAGMEM_MODEL pointing at it,
+so the real client code path is used (SSE streaming included) without a real model. The
+embeddings are the real offline MiniLM model. The test sets a small memory budget, chats until
+turns are evicted, opens the inspector, pins a turn in the table and checks the pin in the
+database; it saves a screenshot of each page to docs/screenshots/ (the README shows them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.fake_openai import FakeOpenAI, Text
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).parent.parent
+CHROMIUM = "/usr/bin/chromium"
+SHOTS = ROOT / "docs" / "screenshots"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+MESSAGES = [
+    "My cat is called Miso and she is three years old.",
+    "I live in Lisbon, near the river.",
+    "My favourite dish is grilled sardines with bread.",
+    "I work as a carpenter, mostly making tables.",
+    "What is my cat called?",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def responder(req) -> str:
+    """Retrieval step (not streamed): cite the offered turn that mentions the cat, else the first
+    offered one. The answer (streamed): a short sentence."""
+    body = req.body or {}
+    prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+    if not body.get("stream"):
+        offered = re.findall(r"\[T(\d+)\]", prompt)
+        cat = re.search(r"\[T(\d+)\][^\n]*cat is called", prompt)
+        ids = [int(cat.group(1))] if cat else [int(offered[0])] if offered else []
+        return json.dumps({"turns": ids})
+    return "Noted. Your cat is called Miso." if "cat called" in prompt.splitlines()[-1] else "Noted, thank you."
+
+
+@pytest.fixture
+def app_server(tmp_path, fake_openai: FakeOpenAI):
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/sysdeps.sh)")
+    fake_openai.responder = responder
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("LAGMEM_LLM", "LAGMEM_EMBEDDINGS")}
+    env.update(OPENAI_BASE_URL=fake_openai.base_url, OPENAI_API_KEY="sk-fake", LAGMEM_MODEL="fake-model",
+               LAGMEM_DATA_DIR=str(tmp_path / "data"), HF_HUB_OFFLINE="1", NO_PROXY="127.0.0.1,localhost")
+    log = open(tmp_path / "streamlit.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(url + "/_stcore/health", timeout=1).read()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("streamlit did not start: " + (tmp_path / "streamlit.log").read_text()[-2000:])
+                time.sleep(0.1)
+        yield url, tmp_path / "data" / "lagmem.db"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def test_chat_then_pin_in_the_inspector(app_server, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+    from sqlalchemy import create_engine, text
+
+    url, db = app_server
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        page.set_default_timeout(20_000)
+        page.goto(url)
+        box = page.get_by_test_id("stChatInputTextArea")
+        box.wait_for()
+
+        # a small memory, so the conversation below evicts turns
+        sidebar = page.get_by_test_id("stSidebar")
+        sidebar.get_by_text("Memory settings").click()
+        sidebar.get_by_role("spinbutton", name="Budget (tokens)").fill("60")
+        sidebar.get_by_role("spinbutton", name="Lag (steps)").fill("2")
+        sidebar.get_by_role("button", name="Save settings").click()
+        expect(page.get_by_text("Memory settings saved.")).to_be_visible()
+
+        for i, message in enumerate(MESSAGES):
+            box.fill(message)
+            box.press("Enter")
+            # the first message also waits for the embedding model to finish loading
+            expect(page.get_by_test_id("stChatMessage")).to_have_count(2 * (i + 1), timeout=60_000 if i == 0 else 20_000)
+            expect(page.get_by_test_id("stChatInputTextArea")).to_be_enabled()
+        expect(page.get_by_text("Your cat is called Miso")).to_be_visible()
+        expect(page.get_by_text("Cited #1").last).to_be_visible()
+        expect(page.get_by_text("left memory").first).to_be_visible()
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.get_by_text("Cited #1").last.click()
+        page.screenshot(path=str(SHOTS / "chat.png"), full_page=True)
+
+        sidebar.get_by_role("link", name="Memory inspector").click()
+        expect(page.get_by_role("heading", name="Turns")).to_be_visible()
+        page.get_by_test_id("stSidebar").get_by_text("Live updates").click()  # pause while we click
+        grid = page.get_by_test_id("stDataFrame").first
+        grid.wait_for()
+        # pin the last turn with the table's checkbox: focus a cell, move to "pinned", toggle it
+        last = 2 * len(MESSAGES)
+        pinned_col = ["#", "role", "text", "tokens", "state", "protected", "pinned"].index("pinned")
+        bb = grid.bounding_box()
+        page.mouse.click(bb["x"] + 30, bb["y"] + 35 * last + 18)  # the "#" cell of the last row
+        for _ in range(pinned_col):
+            page.keyboard.press("ArrowRight")
+        page.keyboard.press(" ")
+        engine = create_engine(f"sqlite:///{db}")
+        deadline = time.monotonic() + 10
+        pinned = []
+        while time.monotonic() < deadline and not pinned:
+            with engine.connect() as c:
+                pinned = [r[0] for r in c.execute(text("SELECT seq FROM turns WHERE pinned = 1"))]
+            time.sleep(0.2)
+        assert pinned == [last]
+        expect(page.get_by_text(f"Turn #{last} pinned.")).to_be_visible()
+        page.get_by_text("Show a turn in full").scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "inspector.png"), full_page=True)
+        browser.close()
