@@ -168,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     db_flags(ls)
     ls.set_defaults(func=cmd_list)
 
-    for name, module in (("bench_cli", "register"), ("chat_cli", "register")):
+    for name, module in (("bench_cli", "register"), ("chat_cli", "register"), ("loadtest", "register")):
         try:
             mod = __import__(f"assistant.{name}", fromlist=[module])
         except ImportError:

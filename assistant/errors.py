@@ -74,3 +74,21 @@ class LLMTimeout(LLMError):
         "The model did not answer in time. It may be overloaded; try again or raise "
         "LAGMEM_LLM_TIMEOUT."
     )
+
+
+# ----- storage (issue 6) -----------------------------------------------------------------------
+
+
+class StorageError(LagmemError):
+    """The database refused a write: disk full, read-only, or busy for too long.
+
+    Mapped from SQLAlchemy's ``OperationalError`` (and PostgreSQL's read-only/disk-full states)
+    in ``assistant.store.MemoryStore.transaction``; the transaction was rolled back, so nothing
+    half-written is stored. ``kind`` is ``"full"``, ``"read_only"``, ``"locked"`` or ``"other"``.
+    """
+
+    default_message = "The database could not store the change; nothing was saved."
+
+    def __init__(self, message: str | None = None, kind: str = "other") -> None:
+        super().__init__(message)
+        self.kind = kind

@@ -108,6 +108,12 @@ def run_writer(plan: Plan, writer: int, out, go, svc=None) -> None:
         out.put(("err", writer, -1, -1, f"setup: {exc!r}"[:500], 0.0))
         out.put(("end", writer))
         return
+    try:  # warm up outside the clock: token tables, the HTTP client, the connection pool
+        svc.counter.count("warm up")
+        svc.llm.complete([{"role": "user", "content": "warm up"}], max_tokens=4)
+        svc.store.conversation(plan.shared)
+    except Exception as exc:  # noqa: BLE001 -- reported as this writer's failure
+        out.put(("err", writer, -1, -1, f"warm-up: {exc!r}"[:500], 0.0))
     out.put(("ready", writer))
     go.wait()
     rng = random.Random(writer)
@@ -312,7 +318,8 @@ def ok(report: dict) -> bool:
     return not any(report[k] for k in ("lost", "duplicated", "gaps", "contract_violations", "errors_shown_to_users"))
 
 
-def print_table(r: dict, out=sys.stdout) -> None:
+def print_table(r: dict, out=None) -> None:
+    out = out or sys.stdout
     rows = [
         ("database", f"{r['backend']} ({r['mode']}, {r['writers']} writers x {r['exchanges_per_writer']} exchanges, "
                      f"{r['conversations']} conversations)"),

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from memory.layer import CiteOutcome, MemoryLayer
@@ -23,6 +24,8 @@ from memory.types import EvictionRecord, MemorySettings, PinRefused, TurnState
 from storage import repo
 from storage.db import read_engine
 from storage.models import Conversation
+
+from .errors import StorageError
 
 
 def load_layer(s: Session, conv: Conversation) -> MemoryLayer:
@@ -111,6 +114,44 @@ class Tx:
         repo.insert_miss(self.session, self.conv_id, turn, self.layer.step, similarity, restored)
 
 
+# ----- storage errors (issue 6): what the database said, in words a user can act on ------------
+_FULL = ("database or disk is full", "no space left", "disk full", "could not extend file")
+_READ_ONLY = ("readonly database", "read-only", "read only")
+_LOCKED = ("database is locked", "database table is locked", "lock timeout")
+_PG_STATES = {"53100": "full", "25006": "read_only", "55P03": "locked"}  # disk_full, read_only_sql_transaction, lock_not_available
+
+
+def storage_error(exc: DBAPIError) -> StorageError | None:
+    """The ``StorageError`` for a full, read-only or locked database; None for anything else."""
+    text = str(getattr(exc, "orig", exc)).lower()
+    kind = _PG_STATES.get(getattr(getattr(exc, "orig", None), "sqlstate", None) or "")
+    if kind is None:
+        kind = next((k for k, words in (("full", _FULL), ("read_only", _READ_ONLY), ("locked", _LOCKED))
+                     if any(w in text for w in words)), None)
+    if kind == "full":
+        return StorageError("The disk holding the database is full: the change was not saved "
+                            "(nothing half-written). Free some space and try again.", kind)
+    if kind == "read_only":
+        return StorageError("The database is read-only: the change was not saved. Check the file's "
+                            "permissions or the database URL (mode=ro?).", kind)
+    if kind == "locked":
+        return StorageError("The database stayed busy (locked by another writer) for too long: the "
+                            "change was not saved. Try again.", kind)
+    return None
+
+
+@contextmanager
+def _storage_errors() -> Iterator[None]:
+    """Map the database's full/read-only/locked errors to ``StorageError`` (the cause is kept)."""
+    try:
+        yield
+    except DBAPIError as exc:
+        mapped = storage_error(exc)
+        if mapped is None:
+            raise
+        raise mapped from exc
+
+
 class MemoryStore:
     """Thread-safe access to conversations' memory, shared by the app's sessions (cache_resource)."""
 
@@ -165,7 +206,7 @@ class MemoryStore:
     # ----- units of work -------------------------------------------------------------------
     @contextmanager
     def transaction(self, conv_id: int, *, owner: str | None = None) -> Iterator[Tx]:
-        with self._lock(conv_id):
+        with self._lock(conv_id), _storage_errors():
             s = Session(self.engine, expire_on_commit=False)
             try:
                 with s.begin():

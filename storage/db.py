@@ -66,7 +66,7 @@ def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
     kwargs: dict = {"future": True}
     if parsed.get_backend_name() == "sqlite":
         db = parsed.database
-        if db and db != ":memory:":
+        if db and db != ":memory:" and not parsed.query.get("uri"):  # a file: URI names no directory to make
             Path(db).expanduser().parent.mkdir(parents=True, exist_ok=True)
         kwargs["connect_args"] = {"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000}
     else:
