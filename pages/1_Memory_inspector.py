@@ -41,7 +41,7 @@ def budget_bar(b: dict) -> alt.Chart:
 
 def timeline_chart(points: pd.DataFrame, markers: pd.DataFrame, budget: int) -> alt.Chart:
     line = alt.Chart(points).mark_line(interpolate="step-after", point=True).encode(
-        x=alt.X("step:Q", title="step"), y=alt.Y("tokens:Q", title="tokens in memory"), tooltip=["step", "tokens"])
+        x=alt.X("step:Q", title="step", axis=alt.Axis(tickMinStep=1, format="d")), y=alt.Y("tokens:Q", title="tokens in memory"), tooltip=["step", "tokens"])
     rule = alt.Chart(pd.DataFrame({"budget": [budget]})).mark_rule(color="#dc2626", strokeDash=[6, 4]).encode(y="budget:Q")
     chart = line + rule
     if not markers.empty:
@@ -112,20 +112,18 @@ def turn_details(view: V.MemoryView) -> None:
 def inspector() -> None:
     apply_pin_edits()
     view = V.load_view(store, conv_id)
-    W.show_flash()
     conv = view.conv
     st.title("Memory inspector", anchor=False)
     st.caption(f"**{W.md_text(conv.title)}** · policy **{conv.policy}** ({V.policy_description(conv.policy)}) · "
                f"lag {view.layer.lag} steps · step {conv.step}")
+    W.show_flash()
 
     b = V.budget_summary(view)
-    m = st.columns(5)
-    m[0].metric(f"Tokens in memory (budget {b['budget']:,})", f"{b['used']:,}",
-                help="Active turns' tokens: what the model sees as context.")
+    m = st.columns(4)
+    m[0].metric("Tokens in memory", f"{b['used']:,} of {b['budget']:,}", help="What the model sees as context, against the budget.")
     m[1].metric("Pinned", f"{b['pinned']:,} tokens")
     m[2].metric("Protected (lag)", f"{b['protected']:,} tokens")
-    m[3].metric("Turns in memory", b["active"])
-    m[4].metric("Turns evicted", b["evicted"])
+    m[3].metric("Turns in memory / evicted", f"{b['active']} / {b['evicted']}")
     st.altair_chart(budget_bar(b), width="stretch")
     if b["held_over"]:
         st.warning(f"Pinned and protected turns alone hold {b['pinned'] + b['protected']:,} tokens, more than the "
@@ -147,13 +145,13 @@ def inspector() -> None:
         column_config={
             "role": st.column_config.TextColumn("role", width="small"),
             "tokens": st.column_config.NumberColumn("tokens", width="small"),
-            "text": st.column_config.TextColumn("text", width="large", help="Shortened; pick the turn below to read it in full."),
+            "text": st.column_config.TextColumn("text", width="medium", help="Shortened; pick the turn below to read it in full."),
             "protected": st.column_config.NumberColumn("protected", help="Steps of lag left (0: not protected)."),
             "pinned": st.column_config.CheckboxColumn("pinned", help="Pinned turns are never evicted."),
             "citations": st.column_config.NumberColumn("cited", help="How many times answers cited it."),
-            "last cited": st.column_config.NumberColumn("last cited", help="Step of the last citation."),
+            "last cited": st.column_config.TextColumn("last cited", help="Step of the last citation."),
             "importance": st.column_config.NumberColumn("importance", format="%.3f", help="Under the active policy, now."),
-            "rank": st.column_config.NumberColumn("evict rank", help="1 = the next turn eviction would take."),
+            "rank": st.column_config.TextColumn("evict rank", help="1 = the next turn eviction would take; blank: pinned, protected or evicted."),
         },
     )
     turn_details(view)

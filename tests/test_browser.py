@@ -95,6 +95,12 @@ def app_server(tmp_path, fake_openai: FakeOpenAI):
         log.close()
 
 
+def settle(page) -> None:
+    """Wait until the app has finished its run (no "Running" status), then let charts draw."""
+    page.wait_for_function("!document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=20_000)
+    page.wait_for_timeout(800)
+
+
 def test_chat_then_pin_in_the_inspector(app_server, tmp_path):
     from playwright.sync_api import expect, sync_playwright
     from sqlalchemy import create_engine, text
@@ -102,7 +108,7 @@ def test_chat_then_pin_in_the_inspector(app_server, tmp_path):
     url, db = app_server
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        page = browser.new_page(viewport={"width": 1440, "height": 1500})
         page.set_default_timeout(20_000)
         page.goto(url)
         box = page.get_by_test_id("stChatInputTextArea")
@@ -127,7 +133,9 @@ def test_chat_then_pin_in_the_inspector(app_server, tmp_path):
         expect(page.get_by_text("left memory").first).to_be_visible()
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.get_by_text("Cited #1").last.click()
-        page.screenshot(path=str(SHOTS / "chat.png"), full_page=True)
+        expect(page.get_by_text("confidence").last).to_be_visible()
+        settle(page)
+        page.screenshot(path=str(SHOTS / "chat.png"))
 
         sidebar.get_by_role("link", name="Memory inspector").click()
         expect(page.get_by_role("heading", name="Turns")).to_be_visible()
@@ -151,6 +159,8 @@ def test_chat_then_pin_in_the_inspector(app_server, tmp_path):
             time.sleep(0.2)
         assert pinned == [last]
         expect(page.get_by_text(f"Turn #{last} pinned.")).to_be_visible()
-        page.get_by_text("Show a turn in full").scroll_into_view_if_needed()
-        page.screenshot(path=str(SHOTS / "inspector.png"), full_page=True)
+        page.set_viewport_size({"width": 1440, "height": 2000})  # the whole page, charts included
+        expect(page.get_by_role("heading", name="Eviction history")).to_be_visible()
+        settle(page)
+        page.screenshot(path=str(SHOTS / "inspector.png"))
         browser.close()

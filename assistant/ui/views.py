@@ -157,14 +157,12 @@ def turn_table(view: MemoryView) -> pd.DataFrame:
             "protected": layer.lag_left(st) if layer.is_protected(st) else 0,
             "pinned": bool(st.pinned),
             "citations": counts.get(t.seq, 0),
-            "last cited": last.get(t.seq),
+            "last cited": f"step {last[t.seq]}" if t.seq in last else "",
             "importance": round(float(importance.get(t.seq, 0.0)), 4),
-            "rank": rank.get(t.seq),
+            "rank": str(rank[t.seq]) if t.seq in rank else "",
         })
     df = pd.DataFrame(rows, columns=["turn", "role", "text", "tokens", "state", "protected", "pinned",
                                      "citations", "last cited", "importance", "rank"])
-    for col in ("last cited", "rank"):
-        df[col] = df[col].astype("Int64")
     return df.set_index("turn")
 
 
