@@ -106,40 +106,28 @@ def test_a_server_that_dies_while_starting_reports_its_log(tmp_path, monkeypatch
     assert "Its last output" in str(info.value)
 
 
-def test_server_does_not_outlive_a_killed_parent(tmp_path):
-    """SIGKILL skips atexit; the child's watchdog must still notice and exit."""
-    script = ("import sys; from assistant import local_model as m; s = m.start_server(); "
-              "print(s.process.pid, flush=True); sys.stdin.read()")
-    parent = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True,
-                              cwd=os.path.dirname(os.path.dirname(__file__)))
+def _children(pid: int) -> list[int]:
     try:
-        child_pid = int(parent.stdout.readline())
-    finally:
-        parent.send_signal(signal.SIGKILL)
-        parent.wait(5)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            os.kill(child_pid, 0)
-        except ProcessLookupError:
-            return
-        # A zombie counts as gone: it is reparented to init and reaped there.
-        try:
-            with open(f"/proc/{child_pid}/stat") as f:
-                if f.read().split()[2] == "Z":
-                    return
-        except OSError:
-            return
-        time.sleep(0.2)
-    os.kill(child_pid, signal.SIGKILL)
-    pytest.fail("the model server outlived its parent")
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except OSError:
+        return []
 
 
-def test_serve_model_runs_in_the_foreground_and_stops_on_ctrl_c():
-    """`lagmem serve-model`: prints the base URL, answers, and exits 0 on SIGINT."""
+def _gone(pid: int) -> bool:
+    """Exited, or a zombie (reparented to init and reaped there)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def test_serve_model_answers_and_does_not_outlive_a_killed_parent():
+    """`lagmem serve-model` prints the base URL and serves; SIGKILL skips atexit and finally,
+    yet the server process (its child) must notice its parent is gone and exit."""
     proc = subprocess.Popen([sys.executable, "-m", "assistant.local_model"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             cwd=os.path.dirname(os.path.dirname(__file__)))
     try:
         base_url = proc.stdout.readline().strip()
@@ -147,6 +135,14 @@ def test_serve_model_runs_in_the_foreground_and_stops_on_ctrl_c():
         served = LLMClient(LLMConfig(backend="compatible", base_url=base_url,
                                      model=local_model.MODEL_ALIAS, max_retries=0))
         assert served.complete([{"role": "user", "content": "Hi"}], max_tokens=4) is not None
+        children = _children(proc.pid)
+        assert len(children) == 1
     finally:
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(15) == 0
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(5)
+    deadline = time.monotonic() + 10
+    while not _gone(children[0]):
+        if time.monotonic() > deadline:
+            os.kill(children[0], signal.SIGKILL)
+            pytest.fail("the model server outlived its parent")
+        time.sleep(0.2)
