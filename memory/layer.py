@@ -41,7 +41,7 @@ class MemoryLayer:
         self._active: dict[int, TurnState] = {}
         self._by_turn: dict[int, list[Citation]] = {}
         self._feedback: dict[object, float] = {}
-        self._evidence = Evidence(self._by_turn, self._feedback)
+        self._evidence = Evidence(self._by_turn, self._feedback, self.lag)
         self.used_tokens = 0
         self.pinned_tokens = 0
 
@@ -66,8 +66,9 @@ class MemoryLayer:
                 layer.used_tokens += t.tokens
                 if t.pinned:
                     layer.pinned_tokens += t.tokens
-        for c in citations:
+        for c in sorted(citations, key=lambda c: c.step):  # stable: log order within a step
             layer._by_turn.setdefault(c.turn, []).append(c)
+            layer._evidence.noted(c)
         layer._feedback.update(feedback or {})
         layer.step = step if step is not None else max(layer._turns, default=0)
         return layer
@@ -115,6 +116,7 @@ class MemoryLayer:
     def ranking(self) -> list[tuple[TurnState, float]]:
         """Candidates with their importance *now*, lowest (first to go) first; ties older first."""
         cands = self.candidates()
+        self._evidence.lag = self.lag
         scores = self.policy.scores(cands, self._evidence, self.step)
         order = sorted(range(len(cands)), key=lambda i: (scores[i], cands[i].number))
         return [(cands[i], scores[i]) for i in order]
@@ -122,6 +124,7 @@ class MemoryLayer:
     def importance(self, numbers: Iterable[int] | None = None) -> dict[int, float]:
         """Importance under the active policy *now*, for any turns (the inspector's column)."""
         ts = [self._turns[n] for n in numbers] if numbers is not None else list(self._active.values())
+        self._evidence.lag = self.lag
         return dict(zip((t.number for t in ts), self.policy.scores(ts, self._evidence, self.step)))
 
     def snapshot(self) -> Snapshot:
@@ -179,12 +182,14 @@ class MemoryLayer:
                 continue
             c = Citation(number, self.step, float(weight), source, answer_turn)
             self._by_turn.setdefault(number, []).append(c)
+            self._evidence.noted(c)
             recorded.append(c)
         return CiteOutcome(tuple(recorded), dropped)
 
     def feedback(self, answer_turn: object, value: float) -> None:
         """Feedback on an answer: negative marks its citations as evidence from a wrong answer."""
         self._feedback[answer_turn] = float(value)
+        self._evidence.changed(answer_turn)
 
     def pin_cap(self) -> int:
         return math.floor(self.budget * self.settings.pin_share)

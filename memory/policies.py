@@ -14,18 +14,34 @@ from dataclasses import dataclass
 from .types import Citation, TurnState
 
 
+BLOCK = 64  # steps per block of the settled-evidence fold (see ``Evidence.settled``)
+
+
 class Evidence:
     """Read-only view of the citation log, indexed by cited turn, plus correctness signals.
 
     ``correctness(answer)`` is 1 unless feedback on that answer said it was wrong (then
-    ``wrong_weight``, 0 by default): the paper's *demonstrated utility* weighting.
+    ``wrong_weight``, 0 by default): the paper's *demonstrated utility* weighting. ``lag`` is the
+    lag in force (the layer keeps it current): evidence a turn got inside its own lag window
+    (steps ``arrived .. arrived + lag - 1``) is *provisional*, evidence after it is *settled*.
+
+    ``settled`` is computed from the raw log at decision time. So that a decision costs what the
+    memory holds, not what the history holds, its value is defined by a fold over fixed blocks of
+    ``BLOCK`` steps (``E_b = E_prev * decay ** (steps between block ends) + sum of block b``); closed
+    blocks never change, so the fold of a turn's closed blocks is cached and extended, never
+    recomputed. The cache is exact by construction: a fresh fold (a rebuilt layer) performs the same
+    float operations in the same order and gives bit-identical scores. Feedback on an answer drops
+    the cache of the turns it cited (their correctness changed).
     """
 
-    __slots__ = ("_by_turn", "_feedback")
+    __slots__ = ("_by_turn", "_feedback", "lag", "_fold", "_answers")
 
-    def __init__(self, by_turn: Mapping[int, Sequence[Citation]], feedback: Mapping[object, float]):
+    def __init__(self, by_turn: Mapping[int, Sequence[Citation]], feedback: Mapping[object, float], lag: int = 0):
         self._by_turn = by_turn
         self._feedback = feedback
+        self.lag = lag
+        self._fold: dict[int, tuple] = {}
+        self._answers: dict[object, set[int]] = {}
 
     def of(self, turn: int) -> Sequence[Citation]:
         return self._by_turn.get(turn, ())
@@ -38,6 +54,87 @@ class Evidence:
         if value is None or value >= 0:
             return 1.0
         return wrong_weight
+
+    # ----- kept current by the layer --------------------------------------------------------
+    def noted(self, c: Citation) -> None:
+        """A citation was appended to the log (in step order)."""
+        if c.answer_turn is not None:
+            self._answers.setdefault(c.answer_turn, set()).add(c.turn)
+
+    def changed(self, answer: object) -> None:
+        """Feedback on ``answer`` arrived: the turns it cited are folded afresh."""
+        for turn in self._answers.get(answer, ()):
+            self._fold.pop(turn, None)
+
+    # ----- measured at decision time --------------------------------------------------------
+    def _value(self, c: Citation, wrong: float) -> float:
+        if c.answer_turn is None:
+            return c.weight
+        return c.weight * self.correctness(c.answer_turn, wrong)
+
+    def provisional(self, t: TurnState, wrong: float = 0.0) -> tuple[float, float]:
+        """(total weight, correctness-weighted weight) of the evidence inside ``t``'s lag window."""
+        end = t.arrived + self.lag
+        total = good = 0.0
+        for c in self._by_turn.get(t.number, ()):
+            if c.step >= end:
+                break
+            total += c.weight
+            good += self._value(c, wrong)
+        return total, good
+
+    def settled(self, t: TurnState, now: int, decay: float, wrong: float = 0.0) -> float:
+        """Sum over ``t``'s evidence after its lag window of ``weight * correctness * decay ** age``."""
+        return self.measure(t, now, decay, wrong)[0]
+
+    def measure(self, t: TurnState, now: int, decay: float, wrong: float = 0.0) -> tuple[float, float, float]:
+        """(settled, provisional total weight, provisional correct weight) for ``t`` at ``now``.
+
+        Work is bounded by the evidence of the last ``BLOCK`` steps plus blocks closed since the
+        last call: the fold of closed blocks (and the lag window's verdict, fixed once computed)
+        are cached per turn and only extended.
+        """
+        cites = self._by_turn.get(t.number)
+        if not cites:
+            return 0.0, 0.0, 0.0
+        key = (decay, wrong, self.lag)
+        memo = self._fold.get(t.number)
+        n = len(cites)
+        if memo is not None and memo[0] == key:
+            _, total, last, i, ptot, pgood = memo
+        else:
+            end = t.arrived + self.lag
+            i = 0
+            ptot = pgood = 0.0
+            while i < n and cites[i].step < end:
+                c = cites[i]
+                ptot += c.weight
+                pgood += self._value(c, wrong)
+                i += 1
+            if i == n and now < end:  # the lag window is still open: do not cache its verdict
+                return 0.0, ptot, pgood
+            total, last = 0.0, -1
+        closed = now // BLOCK  # blocks with index < closed are closed (their end <= now)
+        start = i
+        while i < n:
+            b = cites[i].step // BLOCK
+            if b >= closed:
+                break
+            stop = (b + 1) * BLOCK
+            part = 0.0
+            while i < n and cites[i].step < stop:
+                c = cites[i]
+                part += self._value(c, wrong) * decay ** (stop - c.step)
+                i += 1
+            total = total * decay ** ((b - last) * BLOCK) + part if last >= 0 else part
+            last = b
+        if memo is None or i != start or memo[0] != key:
+            self._fold[t.number] = (key, total, last, i, ptot, pgood)
+        out = total * decay ** (now - (last + 1) * BLOCK) if last >= 0 else 0.0
+        for j in range(i, n):
+            c = cites[j]
+            out += self._value(c, wrong) * decay ** (now - c.step)
+        return out, ptot, pgood
 
 
 class Policy:
@@ -112,29 +209,35 @@ class Window(Policy):
 class Measured(Policy):
     """The default: demonstrated utility, measured at decision time after the lag.
 
-    Computed from the raw log when a decision is due (no running score)::
+    Computed from the raw log when a decision is due (no running score), like a fixed-lag smoother:
+    what a turn got inside its own lag window is a *provisional* verdict on it, what it gets later
+    is *settled* evidence of far-apart reuse::
 
-        utility    = sum over citations of weight * correctness * decay ** (now - step)
-        excess     = max(0, utility - background * rate * age)
+        settled    = sum over cites after the lag window of weight * correctness * decay ** (now - step)
+        verdict    = (correctness-weighted weight / weight) of the cites inside the lag window
+        excess     = max(0, settled - background * rate * age)
+        smoothed   = confirm * verdict * decay ** (now - end of lag window)   (0 when uncited then)
         prior      = prior * size ** size_power * prior_decay ** age
-        importance = (excess + prior) / size ** density
+        importance = (excess + smoothed + prior) / size ** density
 
     * ``correctness`` is 1, or ``wrong_weight`` when feedback said the citing answer was wrong: the
       paper's demonstrated utility.
-    * ``rate`` is the candidates' mean utility per step of age, measured now: what a turn earns by
-      merely sitting in memory (noisy or habitual cites). Only the excess over ``background`` x that
-      share counts, so a turn that has been cited because it was always there does not entrench
-      itself (the accumulate failure when cites are polluted).
+    * The lag window's evidence is smoothed into one verdict, not summed: a burst of cites right
+      after arrival (habitual or polluted) counts once, and only as much as the answers that made
+      it turned out right. A turn stated once and used correctly at once carries one full unit.
+    * ``rate`` is the candidates' mean settled utility per step of age, measured now: what a turn
+      earns by merely sitting in memory (noisy or habitual cites). Only the excess over
+      ``background`` x that share counts, so a turn that has been cited because it was always there
+      does not entrench itself (the accumulate failure when cites are polluted).
     * ``size`` is the turn's tokens over the candidates' mean (scale-free: any tokenizer or unit).
-      The *prior* is the evidence a turn carries by arriving, fading with age: an uncited new turn
-      is not worthless, an old uncited one loses to any turn that demonstrated utility. On LoCoMo a
-      long turn is likelier to be needed even per token, hence ``size_power`` > 1.
+      The *prior* is the evidence a turn carries by arriving, fading with age. On LoCoMo a long turn
+      is likelier to be needed even per token, hence ``size_power`` > 1.
     * ``density`` makes importance value per token (knapsack order): a budget is spent in tokens.
 
-    The defaults were tuned on the four LoCoMo dev conversations (``lagmem bench locomo``, with and
-    without noise) and checked on the synthetic trace. With decay = prior_decay = 1,
-    background = size_power = density = 0 (uniform weights) and lag 0 the prior is one constant
-    added to every turn, so this ranks exactly like ``accumulate``.
+    Tuned on the four LoCoMo dev conversations (``lagmem bench locomo``, with and without noise)
+    and the synthetic traces (``lagmem bench synthetic``). With lag 0 there is no lag window, and
+    with decay = prior_decay = 1, background = size_power = density = 0 (uniform weights) the prior
+    is one constant added to every turn, so this ranks exactly like ``accumulate``.
     """
 
     decay: float = 0.999
@@ -144,31 +247,33 @@ class Measured(Policy):
     size_power: float = 2.0
     density: float = 1.0
     background: float = 0.5
+    confirm: float = 3.0
     name = "measured"
     description = "evicts the turn with the least demonstrated utility per token (lagged, decayed, correctness-weighted)"
 
     def scores(self, candidates, evidence, now):
         if not candidates:
             return []
-        decay, wrong = self.decay, self.wrong_weight
-        utility = []
-        for t in candidates:
-            u = 0.0
-            for c in evidence.of(t.number):
-                corr = 1.0 if c.answer_turn is None else evidence.correctness(c.answer_turn, wrong)
-                u += c.weight * corr * (decay ** (now - c.step) if decay != 1.0 else 1.0)
-            utility.append(u)
+        decay, wrong, lag = self.decay, self.wrong_weight, evidence.lag
+        measured = [evidence.measure(t, now, decay, wrong) for t in candidates]
+        settled = [m[0] for m in measured]
+        if lag and self.confirm:
+            confirm = self.confirm
+            for k, (_, total, good) in enumerate(measured):
+                if total > 0:
+                    t = candidates[k]
+                    settled[k] += confirm * (good / total) * decay ** max(0, now - t.arrived - lag)
         ages = [now - t.arrived for t in candidates]
         if self.background:
             total_age = sum(ages)
-            rate = sum(utility) / total_age if total_age else 0.0
+            rate = sum(settled) / total_age if total_age else 0.0
             cut = self.background * rate
-            utility = [max(0.0, u - cut * a) for u, a in zip(utility, ages)]
+            settled = [max(0.0, u - cut * a) for u, a in zip(settled, ages)]
         sized = self.size_power or self.density
         mean = (sum(t.tokens for t in candidates) / len(candidates)) if sized else 1.0
         mean = mean or 1.0
         out = []
-        for t, u, age in zip(candidates, utility, ages):
+        for t, u, age in zip(candidates, settled, ages):
             size = max(t.tokens, 1) / mean if sized else 1.0
             s = u
             if self.prior:
@@ -188,6 +293,7 @@ class Measured(Policy):
             "size_power": self.size_power,
             "density": self.density,
             "background": self.background,
+            "confirm": self.confirm,
         }
 
 

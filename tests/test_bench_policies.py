@@ -32,3 +32,20 @@ def test_measured_defaults_are_finite_and_prefer_cited():
     layer.feedback(-1, 1.0)
     imp = layer.importance()
     assert imp[1] > imp[2] and all(v == v for v in imp.values())
+
+
+def test_cached_fold_equals_a_fresh_rebuild_bit_for_bit():
+    """The settled-evidence fold is cached per turn; a rebuilt layer (no cache) must agree exactly."""
+    rng = random.Random(11)
+    lay = MemoryLayer(MemorySettings(budget=400, lag=3), make_policy("measured"))
+    for step in range(600):
+        lay.add_turn("user", rng.randint(5, 40))
+        active = sorted(lay.snapshot().active)
+        ans = lay.step
+        lay.cite(rng.sample(active, min(3, len(active))), answer_turn=ans)
+        if rng.random() < 0.3:
+            lay.feedback(rng.randint(1, lay.step), rng.choice([-1.0, 1.0]))
+        lay.enforce_budget()
+        if step % 50 == 49:
+            copy = MemoryLayer.from_state(lay.settings, lay.turns(), lay.citations(), lay.feedback_values(), step=lay.step)
+            assert copy.importance() == lay.importance()

@@ -3,18 +3,24 @@
 The setting where the paper says measuring beats accumulating, built so each effect is visible:
 
 * A **fact** is stated once. A few steps later (``confirm`` delay, 1-3 steps) an answer that turns
-  out right cites it once (feedback +1). Much later (``reuse`` delay, default 40-200 steps) it is
-  needed again: that retrieval step scores whether the fact is still in memory, then cites it.
+  out right cites it once. Much later (``reuse`` gap, default 40-200 steps) it is needed again: that
+  retrieval step scores whether the fact is still in memory, then cites it. After each need it is
+  needed once more with probability ``again`` (0.5, the share measured on the LoCoMo dev file: about
+  half of the evidence turns are needed by one question, a quarter by two, ...), so an already
+  reused fact is worth about half a pending one: no policy can tell which reused facts are done.
 * **Chatter** is cited in a brief burst right after it arrives (1-4 citations within 4 steps) and
   never again. The answers that leaned on it are usually corrected (feedback -1 with probability
-  ``chatter_wrong``; otherwise no feedback): accumulated evidence is polluted, demonstrated utility
-  is not.
+  ``chatter_wrong``, 0.9; otherwise no feedback): accumulated evidence is polluted, demonstrated
+  utility mostly is not. ``chatter_wrong`` < 1 means some chatter is indistinguishable from a fact.
 * Facts and chatter draw their token costs from the same distribution, so size tells nothing.
 
 What each policy must do: ``accumulate`` (lag 0) sees a new fact with no evidence next to chatter
 carrying several citations, and drops it on arrival; a lag lets the fact's confirmation arrive; the
-correctness weighting lets it outrank chatter afterwards. The budget defaults to a little more than
-the facts pending at any time, so keeping them is possible but leaves little room for chatter.
+correctness weighting lets it outrank chatter afterwards; and facts whose last evidence is long past
+must give way to new ones. ``default_budget`` is what a policy that told facts from chatter
+perfectly would need to keep every fact with evidence (statement or need) within the longest reuse
+gap, times ``headroom`` (1.5); ``ideal_retention`` reports what such a policy (it knows which turns
+are facts, and keeps the most recently evidenced) retains, as the reference for the causal best.
 Deterministic for a given seed.
 """
 
@@ -55,9 +61,10 @@ def generate(
     turns: int = 600,
     fact_share: float = 0.15,
     reuse: tuple[int, int] = (40, 200),
+    again: float = 0.5,
     confirm: tuple[int, int] = (1, 3),
     chatter_cites: tuple[int, int] = (1, 4),
-    chatter_wrong: float = 1.0,
+    chatter_wrong: float = 0.9,
     tokens: tuple[int, int] = (15, 45),
 ) -> Trace:
     rng = random.Random(seed)
@@ -74,9 +81,13 @@ def generate(
         if rng.random() < fact_share:
             trace.facts.add(n)
             add(n + rng.randint(*confirm), (n,), 1.0)
-            at = n + rng.randint(*reuse)
-            if at <= turns:
-                trace.reuses.setdefault(at, []).append(n)
+            at = n
+            while True:
+                at += rng.randint(*reuse)
+                if at <= turns:
+                    trace.reuses.setdefault(at, []).append(n)
+                if rng.random() >= again:
+                    break
         else:
             for _ in range(rng.randint(*chatter_cites)):
                 wrong = rng.random() < chatter_wrong
@@ -84,15 +95,41 @@ def generate(
     return trace
 
 
-def default_budget(trace: Trace, window: int = 200, headroom: float = 1.25) -> int:
-    """``headroom`` x the mean tokens of facts stated in the last ``window`` steps (the longest
-    reuse delay): a policy cannot know which facts were already reused, so the budget must hold
-    every fact that may still be needed, and little else."""
+def default_budget(trace: Trace, window: int = 200, headroom: float = 1.5) -> int:
+    """``headroom`` x the mean tokens of facts with evidence (statement or a need) in the last
+    ``window`` steps (the longest reuse gap): what a policy that knew facts from chatter, and kept
+    each fact until its evidence is older than any reuse gap, would need to hold."""
+    evidence: dict[int, list[int]] = {f: [f] for f in trace.facts}
+    for at, facts in trace.reuses.items():
+        for f in facts:
+            evidence[f].append(at)
     total = 0
     for step in range(1, trace.turns + 1):
-        lo = max(1, step - window + 1)
-        total += sum(trace.tokens[f - 1] for f in trace.facts if lo <= f <= step)
+        lo = step - window
+        total += sum(trace.tokens[f - 1] for f, ats in evidence.items()
+                     if f <= step and any(lo < a <= step for a in ats))
     return max(1, round(headroom * total / max(trace.turns, 1)))
+
+
+class IdealCausal(Policy):
+    """Reference, not a contender: knows which turns are facts (no causal policy can), drops chatter
+    first, and among facts evicts the one whose last evidence is oldest. It does not know which
+    facts are done, so it bounds what measuring can reach on a trace."""
+
+    name = "ideal"
+
+    def __init__(self, facts: set[int]):
+        self.facts = facts
+
+    def scores(self, candidates, evidence, now):
+        out = []
+        for t in candidates:
+            if t.number not in self.facts:
+                out.append(float(t.number - 10**9))
+                continue
+            cites = evidence.of(t.number)
+            out.append(float(max(cites[-1].step if cites else 0, t.arrived)))
+        return out
 
 
 def run(trace: Trace, policy: Policy, budget: int, lag: int) -> tuple[int, int]:
