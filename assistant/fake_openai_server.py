@@ -39,9 +39,7 @@ class FakeOpenAIServer:
     """``with FakeOpenAIServer() as srv: srv.base_url`` -- a daemon-threaded server on 127.0.0.1."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._httpd = ThreadingHTTPServer((host, port), _Handler)
-        self._httpd.daemon_threads = True
-        self._httpd.request_queue_size = 128
+        self._httpd = _Server((host, port), _Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai",
                                         kwargs={"poll_interval": 0.05}, daemon=True)
 
@@ -64,6 +62,11 @@ class FakeOpenAIServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # listen() backlog: 16 writers connect at once (the default 5 refuses some)
 
 
 def _chunk(delta: dict, finish: str | None = None) -> bytes:
