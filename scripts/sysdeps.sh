@@ -5,7 +5,7 @@
 set -euo pipefail
 need=()
 [ -x /usr/bin/chromium ] || need+=(chromium chromium-driver)
-command -v pg_ctlcluster >/dev/null 2>&1 || [ -d /usr/lib/postgresql ] || need+=(postgresql)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need+=(postgresql)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -15,4 +15,4 @@ fi
 source scripts/postgres.sh
 pg_start
 trap pg_stop EXIT
-LAGMEM_TEST_DATABASE_URL="$PG_URL" $PY -m pytest -m postgres_too -p no:randomly "$@"
+LAGMEM_TEST_DATABASE_URL="$PG_URL" $PY -m pytest "$@"
