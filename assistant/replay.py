@@ -154,16 +154,18 @@ def replay(
             "tokens_exact": counter.exact,
         }
     )
-    conv_id = store.create(title or transcript.header.get("title") or "replay", settings, owner=owner)
-    log.conversation_id = conv_id
+    title = title or transcript.header.get("title") or "replay"
     if atomic:
-        with store.transaction(conv_id) as tx:
+        with store.new(title, settings, owner=owner) as tx:
+            log.conversation_id = tx.conv_id
             for i, item in enumerate(transcript.items):
                 _apply(tx, item, counter, log)
                 if progress:
                     progress(i)
             _finish(log, tx.layer)
         return log
+    conv_id = store.create(title, settings, owner=owner)
+    log.conversation_id = conv_id
     layer = None
     for i, item in enumerate(transcript.items):
         with store.transaction(conv_id) as tx:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 
 from memory.tokens import make_token_counter
+from memory.types import MemorySettings
 from storage.db import default_url, make_engine
 
 from .config import env
@@ -17,6 +18,7 @@ from .llm import make_llm
 from .service import ChatService
 from .store import MemoryStore
 
+LOCAL_DEFAULT_BUDGET = 1000
 _lock = threading.Lock()
 _services: dict[str, ChatService] = {}
 _stores: dict[str, MemoryStore] = {}
@@ -49,6 +51,9 @@ def get_service(url: str | None = None, *, llm=None, embedder=None) -> ChatServi
         return svc
     store = get_store(url)
     client = make_llm(llm)
+    if getattr(client, "backend", "") == "local":
+        # the embedded 135M model reads prompts slowly on a CPU: a smaller memory answers faster
+        store.default_settings = MemorySettings(budget=LOCAL_DEFAULT_BUDGET)
     svc = ChatService(store, client, embedder or make_embedder(), make_token_counter(client.model))
     with _lock:
         _services[url] = svc

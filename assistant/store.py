@@ -159,6 +159,8 @@ class MemoryStore:
         self.engine = engine
         self.reader = read_engine(engine)
         self._cache: dict[int, tuple[int, MemoryLayer]] = {}
+        # settings for new conversations (the runtime lowers the budget for the small local model)
+        self.default_settings = MemorySettings()
         self._locks: dict[int, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -168,10 +170,26 @@ class MemoryStore:
 
     # ----- conversations -------------------------------------------------------------------
     def create(self, title: str, settings: MemorySettings | None = None, *, owner: str | None = None, auto_restore: bool = False) -> int:
-        settings = settings or MemorySettings()
-        MemoryLayer(settings)  # validates the policy name and parameters before anything is stored
-        with Session(self.engine) as s, s.begin():
-            return repo.create_conversation(s, title, settings, owner=owner, auto_restore=auto_restore).id
+        with self.new(title, settings, owner=owner, auto_restore=auto_restore) as tx:
+            return tx.conv_id
+
+    @contextmanager
+    def new(self, title: str, settings: MemorySettings | None = None, *, owner: str | None = None, auto_restore: bool = False) -> Iterator[Tx]:
+        """Create a conversation and fill it in the same transaction: an import lands whole or
+        not at all (no empty conversation is left behind by a file that fails half-way)."""
+        settings = settings or self.default_settings
+        layer = MemoryLayer(settings)  # validates the policy name and parameters before anything is stored
+        with _storage_errors():
+            s = Session(self.engine, expire_on_commit=False)
+            try:
+                with s.begin():
+                    conv = repo.create_conversation(s, title, settings, owner=owner, auto_restore=auto_restore)
+                    tx = Tx(s, conv, layer)
+                    yield tx
+                    version = repo.bump(s, conv.id, conv.version, tx.layer.step, tx.dropped)
+                self._cache[conv.id] = (version, tx.layer)
+            finally:
+                s.close()
 
     def conversations(self, owner: str | None = None) -> list[Conversation]:
         with Session(self.reader, expire_on_commit=False) as s:
@@ -186,7 +204,7 @@ class MemoryStore:
             tx.conv.title = title
 
     def delete(self, conv_id: int, owner: str | None = None) -> None:
-        with Session(self.engine) as s, s.begin():
+        with _storage_errors(), Session(self.engine) as s, s.begin():
             repo.get_conversation(s, conv_id, owner=owner, lock=True)
             repo.delete_conversation(s, conv_id)
         self._cache.pop(conv_id, None)

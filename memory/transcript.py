@@ -18,6 +18,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
+from .policies import make_policy
 from .types import ROLES
 
 FORMAT_VERSION = 1
@@ -94,6 +95,11 @@ def _check_header(obj: dict, line: int) -> dict:
     for key in ("low_watermark", "pin_share"):
         if key in obj and not (0 <= obj[key] <= 1 and math.isfinite(obj[key])):
             raise TranscriptError(line, f"{key} must be between 0 and 1")
+    if "policy" in obj or "policy_params" in obj:
+        try:
+            make_policy(obj.get("policy", "measured"), **obj.get("policy_params", {}))
+        except ValueError as exc:
+            raise TranscriptError(line, str(exc)) from None
     return obj
 
 
@@ -152,6 +158,8 @@ def _parse_item(obj: dict, line: int, n_turns: int) -> TurnLine | EventLine:
             content.encode("utf-8")
         except UnicodeEncodeError:
             raise TranscriptError(line, "content holds an invalid (lone surrogate) character") from None
+        if "\x00" in content:
+            raise TranscriptError(line, "content holds a NUL character (\\u0000), which databases cannot store")
         number = n_turns + 1
         cites = _check_cites(obj.get("cites", []), number, line)
         return TurnLine(number, role, content, cites, line)
