@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine, Row
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
@@ -28,7 +28,7 @@ from storage.models import Conversation
 from .errors import StorageError
 
 
-def load_layer(s: Session, conv: Conversation) -> MemoryLayer:
+def load_layer(s: Session | Connection, conv: Conversation | Row) -> MemoryLayer:
     """Rebuild a conversation's memory state from the database alone."""
     return MemoryLayer.from_state(
         repo.settings_of(conv),
@@ -41,12 +41,19 @@ def load_layer(s: Session, conv: Conversation) -> MemoryLayer:
 
 @dataclass
 class Tx:
-    """One unit of work on one conversation: layer operations that also write their rows."""
+    """One unit of work on one conversation: layer operations that also write their rows.
 
-    session: Session
-    conv: Conversation
+    ``conn`` is the transaction's Core connection; ``conv`` the conversation's row as it was when
+    the unit of work began (change it with ``update``)."""
+
+    conn: Connection
+    conv: Row
     layer: MemoryLayer
     dropped: int = 0
+
+    def update(self, **values) -> None:
+        """Change the conversation's own columns (title, settings) in this transaction."""
+        repo.update_conversation(self.conn, self.conv_id, **values)
 
     @property
     def conv_id(self) -> int:
@@ -54,12 +61,12 @@ class Tx:
 
     def add_turn(self, role: str, content: str, tokens: int, **row) -> TurnState:
         t = self.layer.add_turn(role, tokens)
-        repo.insert_turn(self.session, self.conv_id, t, content, **row)
+        repo.insert_turn(self.conn, self.conv_id, t, content, **row)
         return t
 
     def cite(self, turns: Iterable[int | tuple[int, float]], *, offered=None, source="retrieval", answer_turn=None) -> CiteOutcome:
         out = self.layer.cite(turns, offered=offered, source=source, answer_turn=answer_turn)
-        repo.insert_citations(self.session, self.conv_id, out.recorded)
+        repo.insert_citations(self.conn, self.conv_id, out.recorded)
         self.dropped += out.dropped
         return out
 
@@ -67,11 +74,11 @@ class Tx:
         return self._evicted(self.layer.enforce_budget(reason))
 
     def _evicted(self, records: list[EvictionRecord]) -> list[EvictionRecord]:
-        repo.insert_evictions(self.session, self.conv_id, records)
+        repo.insert_evictions(self.conn, self.conv_id, records)
         return records
 
     def _sync(self, number: int) -> None:
-        repo.sync_turn(self.session, self.conv_id, self.layer.turn(number))
+        repo.sync_turn(self.conn, self.conv_id, self.layer.turn(number))
 
     def pin(self, number: int) -> tuple[list[EvictionRecord], str | None]:
         """Pin (restoring an evicted turn first). Returns (evictions, refusal message or None):
@@ -81,10 +88,10 @@ class Tx:
         try:
             records = self.layer.pin(number)
         except PinRefused as exc:
-            repo.insert_event(self.session, self.conv_id, "pin_refused", number, self.layer.step, str(exc))
+            repo.insert_event(self.conn, self.conv_id, "pin_refused", number, self.layer.step, str(exc))
             return [], str(exc)
         self._sync(number)
-        repo.insert_event(self.session, self.conv_id, "pin", number, self.layer.step)
+        repo.insert_event(self.conn, self.conv_id, "pin", number, self.layer.step)
         return self._evicted(records), None
 
     def unpin(self, number: int) -> list[EvictionRecord]:
@@ -92,7 +99,7 @@ class Tx:
             return []
         records = self.layer.unpin(number)
         self._sync(number)
-        repo.insert_event(self.session, self.conv_id, "unpin", number, self.layer.step)
+        repo.insert_event(self.conn, self.conv_id, "unpin", number, self.layer.step)
         return self._evicted(records)
 
     def restore(self, number: int, kind: str = "restore") -> list[EvictionRecord]:
@@ -100,18 +107,18 @@ class Tx:
             return []
         records = self.layer.restore(number)
         self._sync(number)
-        repo.insert_event(self.session, self.conv_id, kind, number, self.layer.step)
+        repo.insert_event(self.conn, self.conv_id, kind, number, self.layer.step)
         return self._evicted(records)
 
     def feedback(self, answer_turn: int, value: float) -> None:
         self.layer.turn(answer_turn)  # raises UnknownTurn for a turn that does not exist
         self.layer.feedback(answer_turn, value)
-        repo.insert_feedback(self.session, self.conv_id, answer_turn, self.layer.step, value)
+        repo.insert_feedback(self.conn, self.conv_id, answer_turn, self.layer.step, value)
         # also in the event log, so an export keeps its order among pins and restores
-        repo.insert_event(self.session, self.conv_id, "feedback", answer_turn, self.layer.step, repr(float(value)))
+        repo.insert_event(self.conn, self.conv_id, "feedback", answer_turn, self.layer.step, repr(float(value)))
 
     def miss(self, turn: int, similarity: float, restored: bool) -> None:
-        repo.insert_miss(self.session, self.conv_id, turn, self.layer.step, similarity, restored)
+        repo.insert_miss(self.conn, self.conv_id, turn, self.layer.step, similarity, restored)
 
 
 # ----- storage errors (issue 6): what the database said, in words a user can act on ------------
@@ -179,17 +186,12 @@ class MemoryStore:
         not at all (no empty conversation is left behind by a file that fails half-way)."""
         settings = settings or self.default_settings
         layer = MemoryLayer(settings)  # validates the policy name and parameters before anything is stored
-        with _storage_errors():
-            s = Session(self.engine, expire_on_commit=False)
-            try:
-                with s.begin():
-                    conv = repo.create_conversation(s, title, settings, owner=owner, auto_restore=auto_restore)
-                    tx = Tx(s, conv, layer)
-                    yield tx
-                    version = repo.bump(s, conv.id, conv.version, tx.layer.step, tx.dropped)
-                self._cache[conv.id] = (version, tx.layer)
-            finally:
-                s.close()
+        with _storage_errors(), self.engine.begin() as conn:
+            conv = repo.create_conversation(conn, title, settings, owner=owner, auto_restore=auto_restore)
+            tx = Tx(conn, conv, layer)
+            yield tx
+            version = repo.bump(conn, conv.id, conv.version, tx.layer.step, tx.dropped)
+        self._cache[conv.id] = (version, tx.layer)
 
     def conversations(self, owner: str | None = None) -> list[Conversation]:
         with Session(self.reader, expire_on_commit=False) as s:
@@ -201,7 +203,7 @@ class MemoryStore:
 
     def rename(self, conv_id: int, title: str, owner: str | None = None) -> None:
         with self.transaction(conv_id, owner=owner) as tx:
-            tx.conv.title = title
+            tx.update(title=title)
 
     def delete(self, conv_id: int, owner: str | None = None) -> None:
         with _storage_errors(), Session(self.engine) as s, s.begin():
@@ -213,11 +215,11 @@ class MemoryStore:
         """Change budget/lag/policy; the new budget is enforced at once (and recorded)."""
         MemoryLayer(settings)
         with self.transaction(conv_id, owner=owner) as tx:
-            c = tx.conv
-            c.budget, c.lag, c.policy = settings.budget, settings.lag, settings.policy
-            c.low_watermark, c.pin_share, c.policy_params = settings.low_watermark, settings.pin_share, dict(settings.policy_params)
+            values = dict(budget=settings.budget, lag=settings.lag, policy=settings.policy, low_watermark=settings.low_watermark,
+                          pin_share=settings.pin_share, policy_params=dict(settings.policy_params))
             if auto_restore is not None:
-                c.auto_restore = auto_restore
+                values["auto_restore"] = auto_restore
+            tx.update(**values)
             tx.layer = MemoryLayer.from_state(settings, tx.layer.turns(), tx.layer.citations(), tx.layer.feedback_values(), step=tx.layer.step)
             return tx.enforce(f"over budget after settings changed (budget {settings.budget}, policy {settings.policy})")
 
@@ -225,19 +227,15 @@ class MemoryStore:
     @contextmanager
     def transaction(self, conv_id: int, *, owner: str | None = None) -> Iterator[Tx]:
         with self._lock(conv_id), _storage_errors():
-            s = Session(self.engine, expire_on_commit=False)
-            try:
-                with s.begin():
-                    conv = repo.get_conversation(s, conv_id, owner=owner, lock=True)
-                    cached = self._cache.pop(conv_id, None)
-                    layer = cached[1] if cached and cached[0] == conv.version else load_layer(s, conv)
-                    tx = Tx(s, conv, layer)
-                    yield tx
-                    version = repo.bump(s, conv_id, conv.version, tx.layer.step, tx.dropped)
-                # committed: the layer now matches the database
-                self._cache[conv_id] = (version, tx.layer)
-            finally:
-                s.close()
+            with self.engine.begin() as conn:
+                conv = repo.conversation_row(conn, conv_id, owner=owner, lock=True)
+                cached = self._cache.pop(conv_id, None)
+                layer = cached[1] if cached and cached[0] == conv.version else load_layer(conn, conv)
+                tx = Tx(conn, conv, layer)
+                yield tx
+                version = repo.bump(conn, conv_id, conv.version, tx.layer.step, tx.dropped)
+            # committed: the layer now matches the database
+            self._cache[conv_id] = (version, tx.layer)
 
     def layer(self, conv_id: int, owner: str | None = None) -> MemoryLayer:
         """A private copy of the current memory state, for reading (the inspector, retrieval)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from memory.types import Citation, EvictionRecord, MemorySettings, TurnState
@@ -44,26 +44,28 @@ def settings_of(conv: Conversation) -> MemorySettings:
     )
 
 
-def create_conversation(
-    s: Session, title: str, settings: MemorySettings, *, owner: str | None = None, auto_restore: bool = False
-) -> Conversation:
-    conv = Conversation(
-        title=title,
-        owner=owner,
-        budget=settings.budget,
-        lag=settings.lag,
-        policy=settings.policy,
-        low_watermark=settings.low_watermark,
-        pin_share=settings.pin_share,
-        policy_params=dict(settings.policy_params),
-        auto_restore=auto_restore,
-        step=0,
-        version=0,
-        dropped_cites=0,
+def create_conversation(conn, title: str, settings: MemorySettings, *, owner: str | None = None, auto_restore: bool = False):
+    """Insert a conversation; returns its row (see ``conversation_row``)."""
+    now = utcnow()
+    result = conn.execute(
+        insert(Conversation.__table__).values(
+            title=title,
+            owner=owner,
+            created_at=now,
+            updated_at=now,
+            budget=settings.budget,
+            lag=settings.lag,
+            policy=settings.policy,
+            low_watermark=settings.low_watermark,
+            pin_share=settings.pin_share,
+            policy_params=dict(settings.policy_params),
+            auto_restore=auto_restore,
+            step=0,
+            version=0,
+            dropped_cites=0,
+        )
     )
-    s.add(conv)
-    s.flush()
-    return conv
+    return conversation_row(conn, result.inserted_primary_key[0])
 
 
 def get_conversation(s: Session, conv_id: int, *, owner: str | None = None, lock: bool = False) -> Conversation:
@@ -110,8 +112,64 @@ def load_feedback(s: Session, conv_id: int) -> dict[int, float]:
     return {a: v for a, v in rows}  # the latest feedback on an answer wins
 
 
+_TURNS = Turn.__table__
+_CONVS = Conversation.__table__
+# Statements built once: executing a prebuilt statement with parameters skips SQLAlchemy's
+# per-call statement construction and cache-key work, the largest cost of a small transaction.
+_INSERT_TURN = insert(_TURNS)
+_INSERT_CITATION = insert(CitationRow.__table__)
+_INSERT_EVICTION = insert(EvictionRow.__table__)
+_INSERT_EVENT = insert(MemoryEvent.__table__)
+_INSERT_FEEDBACK = insert(FeedbackRow.__table__)
+_INSERT_MISS = insert(MissRow.__table__)
+_SYNC_TURN = (
+    update(_TURNS)
+    .where(_TURNS.c.conversation_id == bindparam("b_conv"), _TURNS.c.seq == bindparam("b_seq"))
+    .values(state=bindparam("b_state"), pinned=bindparam("b_pinned"), protected_since=bindparam("b_since"))
+)
+_EVICT_TURN = (
+    update(_TURNS)
+    .where(_TURNS.c.conversation_id == bindparam("b_conv"), _TURNS.c.seq == bindparam("b_seq"))
+    .values(state="evicted")
+)
+_BUMP = (
+    update(_CONVS)
+    .where(_CONVS.c.id == bindparam("b_conv"))
+    .values(
+        step=bindparam("b_step"),
+        version=bindparam("b_version"),
+        dropped_cites=_CONVS.c.dropped_cites + bindparam("b_dropped"),
+        updated_at=bindparam("b_at"),
+    )
+)
+
+
+_SELECT_CONV = select(_CONVS).where(_CONVS.c.id == bindparam("b_conv"))
+
+
+def _conv_select(owned: bool, lock: bool):
+    q = _SELECT_CONV.where(_CONVS.c.owner == bindparam("b_owner")) if owned else _SELECT_CONV
+    return q.with_for_update() if lock else q
+
+
+_SELECT_CONVS = {(owned, lock): _conv_select(owned, lock) for owned in (False, True) for lock in (False, True)}
+
+
+def conversation_row(conn, conv_id: int, *, owner: str | None = None, lock: bool = False):
+    """The conversation's row (attribute access like the model), optionally locked for update."""
+    params = {"b_conv": conv_id} if owner is None else {"b_conv": conv_id, "b_owner": owner}
+    row = conn.execute(_SELECT_CONVS[(owner is not None, lock)], params).first()
+    if row is None:
+        raise NotFound(f"conversation {conv_id} does not exist")
+    return row
+
+
+def update_conversation(conn, conv_id: int, **values) -> None:
+    conn.execute(update(_CONVS).where(_CONVS.c.id == conv_id).values(**values))
+
+
 def insert_turn(
-    s: Session,
+    conn,
     conv_id: int,
     t: TurnState,
     content: str,
@@ -122,54 +180,52 @@ def insert_turn(
     embedding_model: str | None = None,
     embedding_dim: int | None = None,
 ) -> None:
-    s.execute(
-        insert(Turn.__table__).values(
-            conversation_id=conv_id,
-            seq=t.number,
-            role=t.role,
-            content=content,
-            tokens=t.tokens,
-            state="active" if t.active else "evicted",
-            pinned=t.pinned,
-            protected_since=t.protected_since,
-            incomplete=incomplete,
-            model=model,
-            created_at=utcnow(),
-            embedding=embedding,
-            embedding_model=embedding_model,
-            embedding_dim=embedding_dim,
-        )
+    conn.execute(
+        _INSERT_TURN,
+        {
+            "conversation_id": conv_id,
+            "seq": t.number,
+            "role": t.role,
+            "content": content,
+            "tokens": t.tokens,
+            "state": "active" if t.active else "evicted",
+            "pinned": t.pinned,
+            "protected_since": t.protected_since,
+            "incomplete": incomplete,
+            "model": model,
+            "created_at": utcnow(),
+            "embedding": embedding,
+            "embedding_model": embedding_model,
+            "embedding_dim": embedding_dim,
+        },
     )
 
 
-_TURNS = Turn.__table__
-
-
-def sync_turn(s: Session, conv_id: int, t: TurnState) -> None:
+def sync_turn(conn, conv_id: int, t: TurnState) -> None:
     """Write the layer's view of one turn (state, pin, protection start) back to its row."""
-    s.execute(
-        update(_TURNS)
-        .where(_TURNS.c.conversation_id == conv_id, _TURNS.c.seq == t.number)
-        .values(state="active" if t.active else "evicted", pinned=t.pinned, protected_since=t.protected_since)
+    conn.execute(
+        _SYNC_TURN,
+        {"b_conv": conv_id, "b_seq": t.number, "b_state": "active" if t.active else "evicted",
+         "b_pinned": t.pinned, "b_since": t.protected_since},
     )
 
 
-def insert_citations(s: Session, conv_id: int, cites: Iterable[Citation]) -> None:
+def insert_citations(conn, conv_id: int, cites: Iterable[Citation]) -> None:
     rows = [
         {"conversation_id": conv_id, "turn": c.turn, "step": c.step, "weight": c.weight, "source": c.source, "answer_turn": c.answer_turn}
         for c in cites
     ]
     if rows:
-        s.execute(insert(CitationRow.__table__), rows)
+        conn.execute(_INSERT_CITATION, rows)
 
 
-def insert_evictions(s: Session, conv_id: int, records: Sequence[EvictionRecord]) -> None:
+def insert_evictions(conn, conv_id: int, records: Sequence[EvictionRecord]) -> None:
     """One row per eviction and the turn's state change, in the caller's transaction (contract 4)."""
     if not records:
         return
     now = utcnow()
-    s.execute(
-        insert(EvictionRow.__table__),
+    conn.execute(
+        _INSERT_EVICTION,
         [
             {
                 "conversation_id": conv_id,
@@ -187,11 +243,7 @@ def insert_evictions(s: Session, conv_id: int, records: Sequence[EvictionRecord]
             for r in records
         ],
     )
-    s.execute(
-        update(_TURNS)
-        .where(_TURNS.c.conversation_id == conv_id, _TURNS.c.seq.in_([r.turn for r in records]))
-        .values(state="evicted")
-    )
+    conn.execute(_EVICT_TURN, [{"b_conv": conv_id, "b_seq": r.turn} for r in records])
 
 
 def eviction_record(row: EvictionRow) -> EvictionRecord:
@@ -213,29 +265,24 @@ def load_evictions(s: Session, conv_id: int) -> list[EvictionRecord]:
     return [eviction_record(r) for r in rows]
 
 
-def insert_event(s: Session, conv_id: int, kind: str, turn: int, step: int, detail: str = "") -> None:
-    s.execute(insert(MemoryEvent.__table__).values(
-        conversation_id=conv_id, kind=kind, turn=turn, step=step, detail=detail[:500], created_at=utcnow()))
+def insert_event(conn, conv_id: int, kind: str, turn: int, step: int, detail: str = "") -> None:
+    conn.execute(_INSERT_EVENT, {"conversation_id": conv_id, "kind": kind, "turn": turn, "step": step,
+                                 "detail": detail[:500], "created_at": utcnow()})
 
 
-def insert_feedback(s: Session, conv_id: int, answer_turn: int, step: int, value: float) -> None:
-    s.execute(insert(FeedbackRow.__table__).values(
-        conversation_id=conv_id, answer_turn=answer_turn, step=step, value=value, created_at=utcnow()))
+def insert_feedback(conn, conv_id: int, answer_turn: int, step: int, value: float) -> None:
+    conn.execute(_INSERT_FEEDBACK, {"conversation_id": conv_id, "answer_turn": answer_turn, "step": step,
+                                    "value": value, "created_at": utcnow()})
 
 
-def insert_miss(s: Session, conv_id: int, turn: int, step: int, similarity: float, restored: bool) -> None:
-    s.execute(insert(MissRow.__table__).values(
-        conversation_id=conv_id, turn=turn, step=step, similarity=similarity, restored=restored))
+def insert_miss(conn, conv_id: int, turn: int, step: int, similarity: float, restored: bool) -> None:
+    conn.execute(_INSERT_MISS, {"conversation_id": conv_id, "turn": turn, "step": step,
+                                "similarity": similarity, "restored": restored})
 
 
-def bump(s: Session, conv_id: int, version: int, step: int, dropped: int = 0) -> int:
+def bump(conn, conv_id: int, version: int, step: int, dropped: int = 0) -> int:
     """Advance the stored clock and version (a cached memory state elsewhere is now stale)."""
-    t = Conversation.__table__
-    s.execute(
-        update(t)
-        .where(t.c.id == conv_id)
-        .values(step=step, version=version + 1, dropped_cites=t.c.dropped_cites + dropped, updated_at=utcnow())
-    )
+    conn.execute(_BUMP, {"b_conv": conv_id, "b_step": step, "b_version": version + 1, "b_dropped": dropped, "b_at": utcnow()})
     return version + 1
 
 
