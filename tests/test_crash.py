@@ -53,10 +53,11 @@ def test_sigkill_midway_keeps_every_committed_turn(attempt, tmp_path, counter):
         [sys.executable, "-m", "assistant.cli", "replay", str(FILE), "--db", f"sqlite:///{db}", "--json"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
+    # kill at a random point: once a random number of turns (2..400 of 520) is stored
+    target = random.Random(attempt).randint(2, 400)
     deadline = time.monotonic() + 60
-    while _stored_turns(db) < 2 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    time.sleep(random.Random(attempt).uniform(0.0, 1.5))
+    while _stored_turns(db) < target and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.002)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, "the replay ended before it could be killed"
