@@ -37,7 +37,7 @@ def chat_page() -> None:
         st.error(error or "This message has no answer yet.", icon=":material/error:")
         if st.button("Retry", icon=":material/refresh:", type="primary"):
             st.session_state.pop(f"error-{conv_id}", None)
-            ex = W.service().answer_pending(conv_id)
+            ex = W.service().answer_pending(conv_id, owner=W.current_owner())
             if ex is not None:
                 run_exchange(ex)
 
@@ -48,7 +48,7 @@ def chat_page() -> None:
         with st.chat_message("user"):
             W.show_text(prompt)
         try:
-            ex = W.service().send(conv_id, prompt)
+            ex = W.service().send(conv_id, prompt, owner=W.current_owner())
         except EmptyMessage as exc:
             st.warning(str(exc))
             return

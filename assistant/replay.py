@@ -21,7 +21,7 @@ from memory.types import MemorySettings
 from storage import repo
 from storage.models import CitationRow, MemoryEvent
 
-from .store import MemoryStore, Tx
+from .store import MemoryStore, Tx, owner_of
 
 DEFAULTS = MemorySettings()
 
@@ -179,6 +179,7 @@ def replay(
 
 def export_transcript(store: MemoryStore, conv_id: int, owner: str | None = None) -> str:
     """A conversation in the saved format: export -> import -> export gives the same file."""
+    owner = owner or owner_of(store)
     with Session(store.reader) as s:
         conv = repo.get_conversation(s, conv_id, owner=owner)
         settings = repo.settings_of(conv)

@@ -242,3 +242,49 @@ class MemoryStore:
         with Session(self.reader) as s:
             conv = repo.get_conversation(s, conv_id, owner=owner)
             return load_layer(s, conv)
+
+
+class OwnerScope:
+    """A MemoryStore as one signed-in user sees it: every call is limited to that user's
+    conversations (another user's id is simply ``NotFound``); new conversations belong to them.
+    Anything not listed here (the engine, the reader) is the shared store's."""
+
+    def __init__(self, store: MemoryStore, owner: str):
+        if not owner:
+            raise ValueError("an OwnerScope needs an owner")
+        self.store, self.owner = store, owner
+
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+    def create(self, title: str, settings: MemorySettings | None = None, *, owner=None, auto_restore: bool = False) -> int:
+        return self.store.create(title, settings, owner=self.owner, auto_restore=auto_restore)
+
+    def new(self, title: str, settings: MemorySettings | None = None, *, owner=None, auto_restore: bool = False):
+        return self.store.new(title, settings, owner=self.owner, auto_restore=auto_restore)
+
+    def conversations(self, owner=None) -> list[Conversation]:
+        return self.store.conversations(owner=self.owner)
+
+    def conversation(self, conv_id: int, owner=None) -> Conversation:
+        return self.store.conversation(conv_id, owner=self.owner)
+
+    def rename(self, conv_id: int, title: str, owner=None) -> None:
+        self.store.rename(conv_id, title, owner=self.owner)
+
+    def delete(self, conv_id: int, owner=None) -> None:
+        self.store.delete(conv_id, owner=self.owner)
+
+    def update_settings(self, conv_id: int, settings: MemorySettings, *, auto_restore: bool | None = None, owner=None):
+        return self.store.update_settings(conv_id, settings, auto_restore=auto_restore, owner=self.owner)
+
+    def transaction(self, conv_id: int, *, owner=None):
+        return self.store.transaction(conv_id, owner=self.owner)
+
+    def layer(self, conv_id: int, owner=None) -> MemoryLayer:
+        return self.store.layer(conv_id, owner=self.owner)
+
+
+def owner_of(store) -> str | None:
+    """The user a store is scoped to (None: the unscoped, single-user store)."""
+    return getattr(store, "owner", None) if isinstance(store, OwnerScope) else None

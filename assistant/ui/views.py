@@ -20,7 +20,7 @@ from memory.types import EvictionRecord
 from storage import repo
 from storage.models import Conversation, MemoryEvent, MissRow, Turn
 
-from ..store import MemoryStore, load_layer
+from ..store import MemoryStore, load_layer, owner_of
 
 ROLE_WORDS = {"user": "your message", "assistant": "an answer", "system": "a system note"}
 
@@ -54,6 +54,7 @@ class MemoryView:
 
 
 def load_view(store: MemoryStore, conv_id: int, owner: str | None = None) -> MemoryView:
+    owner = owner or owner_of(store)
     with Session(store.reader, expire_on_commit=False) as s:
         conv = repo.get_conversation(s, conv_id, owner=owner)
         view = MemoryView(

@@ -25,7 +25,7 @@ from .. import runtime
 from ..errors import LLMError
 from ..replay import export_transcript, replay, settings_from
 from ..service import ChatService
-from ..store import MemoryStore
+from ..store import MemoryStore, OwnerScope
 from .views import policy_description, shorten
 
 NEW_TITLE = "New conversation"
@@ -94,10 +94,45 @@ def _loading(url: str) -> _Loading:
 
 
 def store() -> MemoryStore:
-    """The process's MemoryStore for the configured database (fast: no model is loaded)."""
+    """The process's MemoryStore for the configured database (fast: no model is loaded), scoped
+    to the signed-in user when sign-in is configured."""
     url = default_url()
     _loading(url)  # start loading the service in the background on the first page view
-    return runtime.get_store(url)
+    shared = runtime.get_store(url)
+    owner = current_owner()
+    return OwnerScope(shared, owner) if owner else shared
+
+
+# ----- sign-in (private conversations) ------------------------------------------------------
+
+
+def auth_configured() -> bool:
+    """Sign-in is on when the app's secrets configure ``st.login`` (an ``[auth]`` section)."""
+    try:
+        return "auth" in st.secrets
+    except (FileNotFoundError, KeyError, st.errors.StreamlitSecretNotFoundError):
+        return False
+
+
+def signed_in_user() -> str | None:
+    """The signed-in user's stable identity (email, else the provider's subject), or None."""
+    if not st.user.is_logged_in:
+        return None
+    return st.user.get("email") or st.user.get("sub")
+
+
+def current_owner() -> str | None:
+    """None in single-user mode. With sign-in configured, the signed-in user; a visitor who is not
+    signed in sees only a sign-in button (the script stops there: nothing else is read)."""
+    if not auth_configured():
+        return None
+    user = signed_in_user()
+    if user is None:
+        st.title("lagmem", anchor=False)
+        st.write("Sign in to see your conversations. Each conversation is private to the person who started it.")
+        st.button("Sign in", icon=":material/login:", on_click=st.login, type="primary")
+        st.stop()
+    return user
 
 
 def service() -> ChatService:
@@ -206,7 +241,7 @@ def _delete(store: MemoryStore, conv_id: int) -> None:
     flash("Conversation deleted.", "success")
 
 
-def import_text(svc: ChatService, text: str, name: str) -> tuple[int | None, str]:
+def import_text(svc: ChatService, text: str, name: str, target: MemoryStore | None = None) -> tuple[int | None, str]:
     """Import a saved conversation: it lands whole or not at all. Returns (id or None, message)."""
     try:
         transcript = T.parse(text)
@@ -215,15 +250,9 @@ def import_text(svc: ChatService, text: str, name: str) -> tuple[int | None, str
         return None, f"“{name}” was not imported: line {exc.line}: {exc.reason}. Nothing was stored."
     except ValueError as exc:
         return None, f"“{name}” was not imported: {exc}. Nothing was stored."
-    before = {c.id for c in svc.store.conversations()}
-    try:
-        log = replay(svc.store, transcript, svc.counter, settings,
-                     title=transcript.header.get("title") or name.rsplit(".", 1)[0], atomic=True)
-    except Exception:
-        for c in svc.store.conversations():  # the empty conversation created before the failure
-            if c.id not in before:
-                svc.store.delete(c.id)
-        raise
+    # atomic: the conversation and all its turns commit together, or nothing is stored
+    log = replay(target or svc.store, transcript, svc.counter, settings,
+                 title=transcript.header.get("title") or name.rsplit(".", 1)[0], atomic=True)
     return log.conversation_id, f"Imported {len(log.turns)} turns from “{name}”."
 
 
@@ -238,7 +267,7 @@ def _import() -> None:
     except UnicodeDecodeError:
         flash(f"“{md_text(upload.name)}” is not UTF-8 text. Nothing was stored.", "error")
         return
-    conv_id, message = import_text(service(), text, upload.name)
+    conv_id, message = import_text(service(), text, upload.name, target=store())
     message = md_text(message)  # it quotes the file's name and text
     if conv_id is None:
         flash(message, "error")
@@ -319,4 +348,9 @@ def model_panel() -> None:
         st.caption(runtime.model_note(svc) if svc else "Loading the models…")
         with st.expander("Connect a stronger model"):
             st.markdown(STRONGER_MODEL_HELP)
-        st.caption(SINGLE_USER_NOTE)
+        owner = current_owner()
+        if owner:
+            st.caption(f"Signed in as {md_text(owner)}: you see only your own conversations.")
+            st.button("Sign out", icon=":material/logout:", on_click=st.logout, key="sign_out")
+        else:
+            st.caption(SINGLE_USER_NOTE)

@@ -1,0 +1,84 @@
+"""Private conversations in the app: with sign-in configured, each person sees and steers only
+their own conversations. ``st.login`` needs a real OIDC provider, so these tests replace the two
+functions that read the configuration and the signed-in identity; everything after them (the
+scoped store, the pages) is the real code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from streamlit.testing.v1 import AppTest
+
+from assistant import runtime
+from assistant.ui import widgets as W
+from storage.models import Conversation, Turn
+
+APP = str(Path(__file__).parent.parent / "app.py")
+INSPECTOR = "pages/1_Memory_inspector.py"
+
+
+@pytest.fixture
+def signed_in(monkeypatch):
+    monkeypatch.setenv("LAGMEM_LLM", "fake")
+    monkeypatch.setenv("LAGMEM_EMBEDDINGS", "hash")
+    who = {"user": None}
+    monkeypatch.setattr(W, "auth_configured", lambda: True)
+    monkeypatch.setattr(W, "signed_in_user", lambda: who["user"])
+    return who
+
+
+def run(page: str | None = None, conv_id: int | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=30)
+    if conv_id is not None:
+        at.session_state["conv_id"] = conv_id  # a forged selection: must not open someone else's
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def conversations(owner):
+    with Session(runtime.get_store().engine) as s:
+        return list(s.scalars(select(Conversation).where(Conversation.owner == owner)))
+
+
+def test_a_visitor_who_is_not_signed_in_sees_only_the_sign_in_button(signed_in):
+    at = run()
+    assert [b.label for b in at.button] == ["Sign in"]
+    assert not at.chat_input
+    with Session(runtime.get_store().engine) as s:
+        assert s.scalars(select(Conversation)).all() == []  # nothing was created or read
+
+
+def test_two_users_cannot_see_or_steer_each_others_conversations(signed_in):
+    signed_in["user"] = "ana@example.org"
+    at = run()
+    at.chat_input[0].set_value("Ana's locker code is 4471").run()
+    (ana_conv,) = conversations("ana@example.org")
+
+    signed_in["user"] = "bo@example.org"
+    at = run(conv_id=ana_conv.id)
+    text = " ".join(m.markdown[0].value for m in at.chat_message)
+    assert "4471" not in text
+    (bo_conv,) = conversations("bo@example.org")  # bo got a conversation of his own
+    assert at.session_state["conv_id"] == bo_conv.id
+    assert all("4471" not in str(o.value) for o in at.selectbox)
+    assert any(f"Signed in as {W.md_text('bo@example.org')}" in c.value for c in at.caption)
+
+    insp = run(INSPECTOR, conv_id=ana_conv.id)
+    assert all("4471" not in str(getattr(e, "value", "")) for e in insp.text)
+
+    # the scoped store bo's pages use refuses ana's conversation outright
+    from storage.repo import NotFound
+
+    scoped = W.OwnerScope(runtime.get_store(), "bo@example.org")
+    for act in (lambda: scoped.conversation(ana_conv.id), lambda: scoped.layer(ana_conv.id),
+                lambda: scoped.transaction(ana_conv.id).__enter__(), lambda: scoped.delete(ana_conv.id)):
+        with pytest.raises(NotFound):
+            act()
+    with Session(runtime.get_store().engine) as s:
+        assert s.scalars(select(Turn.content).where(Turn.conversation_id == ana_conv.id)).first() == "Ana's locker code is 4471"
