@@ -215,10 +215,12 @@ class Measured(Policy):
 
         settled    = sum over cites after the lag window of weight * correctness * decay ** (now - step)
         verdict    = (correctness-weighted weight / weight) of the cites inside the lag window
-        excess     = max(0, settled - background * rate * age)
         smoothed   = confirm * verdict * decay ** (now - end of lag window)   (0 when uncited then)
+        rate       = sum of settled / sum of ages, over the candidates, now
+        excess     = max(0, settled - background * rate * age)
+                   + max(0, smoothed - verdict_cut * background * rate * age)
         prior      = prior * size ** size_power * prior_decay ** age
-        importance = (excess + smoothed + prior) / size ** density
+        importance = (excess + prior) / size ** density
 
     * ``correctness`` is 1, or ``wrong_weight`` when feedback said the citing answer was wrong: the
       paper's demonstrated utility.
@@ -229,6 +231,15 @@ class Measured(Policy):
       earns by merely sitting in memory (noisy or habitual cites). Only the excess over
       ``background`` x that share counts, so a turn that has been cited because it was always there
       does not entrench itself (the accumulate failure when cites are polluted).
+    * The verdict goes stale at ``verdict_cut`` x that same measured rate per step of age, and the
+      rate is measured from settled evidence only. So the verdict's shelf life is set by the log:
+      where turns rarely get cited after their lag window (sharp, far-apart reuse: a fact stated,
+      confirmed, and needed again 40-200 steps later) the rate is small and a confirmed fact keeps
+      its verdict for as long as such reuse takes; where in-memory turns keep getting cited (noisy
+      retrieval) the rate is high and a verdict earned by a noisy cite at arrival expires fast.
+      (Before: the verdict was pooled into the rate and paid the same cut, so confirmed facts were
+      erased by age after ~100 steps and settled reuse was cut away by the verdicts' own weight:
+      synthetic retention 0.657, now 0.882.)
     * ``size`` is the turn's tokens over the candidates' mean (scale-free: any tokenizer or unit).
       The *prior* is the evidence a turn carries by arriving, fading with age. On LoCoMo a long turn
       is likelier to be needed even per token, hence ``size_power`` > 1.
@@ -242,12 +253,13 @@ class Measured(Policy):
 
     decay: float = 0.999
     wrong_weight: float = 0.0
-    prior: float = 0.3
+    prior: float = 0.4
     prior_decay: float = 0.99
     size_power: float = 2.0
     density: float = 1.0
     background: float = 0.5
-    confirm: float = 3.0
+    confirm: float = 6.0
+    verdict_cut: float = 4.0
     name = "measured"
     description = "evicts the turn with the least demonstrated utility per token (lagged, decayed, correctness-weighted)"
 
@@ -257,18 +269,23 @@ class Measured(Policy):
         decay, wrong, lag = self.decay, self.wrong_weight, evidence.lag
         measured = [evidence.measure(t, now, decay, wrong) for t in candidates]
         settled = [m[0] for m in measured]
+        verdict = [0.0] * len(candidates)
         if lag and self.confirm:
             confirm = self.confirm
             for k, (_, total, good) in enumerate(measured):
                 if total > 0:
                     t = candidates[k]
-                    settled[k] += confirm * (good / total) * decay ** max(0, now - t.arrived - lag)
+                    verdict[k] = confirm * (good / total) * decay ** max(0, now - t.arrived - lag)
         ages = [now - t.arrived for t in candidates]
         if self.background:
             total_age = sum(ages)
             rate = sum(settled) / total_age if total_age else 0.0
             cut = self.background * rate
             settled = [max(0.0, u - cut * a) for u, a in zip(settled, ages)]
+            vcut = cut * self.verdict_cut
+            if vcut:
+                verdict = [max(0.0, v - vcut * a) if v else 0.0 for v, a in zip(verdict, ages)]
+        settled = [u + v for u, v in zip(settled, verdict)]
         sized = self.size_power or self.density
         mean = (sum(t.tokens for t in candidates) / len(candidates)) if sized else 1.0
         mean = mean or 1.0
@@ -294,6 +311,7 @@ class Measured(Policy):
             "density": self.density,
             "background": self.background,
             "confirm": self.confirm,
+            "verdict_cut": self.verdict_cut,
         }
 
 
