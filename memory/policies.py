@@ -239,7 +239,7 @@ class Measured(Policy):
       retrieval) the rate is high and a verdict earned by a noisy cite at arrival expires fast.
       (Before: the verdict was pooled into the rate and paid the same cut, so confirmed facts were
       erased by age after ~100 steps and settled reuse was cut away by the verdicts' own weight:
-      synthetic retention 0.657, now 0.882.)
+      synthetic retention 0.657, now 0.881.)
     * ``size`` is the turn's tokens over the candidates' mean (scale-free: any tokenizer or unit).
       The *prior* is the evidence a turn carries by arriving, fading with age. On LoCoMo a long turn
       is likelier to be needed even per token, hence ``size_power`` > 1.
@@ -255,7 +255,7 @@ class Measured(Policy):
     wrong_weight: float = 0.0
     prior: float = 0.4
     prior_decay: float = 0.99
-    size_power: float = 2.0
+    size_power: float = 1.5
     density: float = 1.0
     background: float = 0.5
     confirm: float = 6.0
