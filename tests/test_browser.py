@@ -6,7 +6,7 @@ process: the app's subprocess gets OPENAI_BASE_URL / OPENAI_API_KEY / LAGMEM_MOD
 so the real client code path is used (SSE streaming included) without a real model. The
 embeddings are the real offline MiniLM model. The test sets a small memory budget, chats until
 turns are evicted, opens the inspector, pins a turn in the table and checks the pin in the
-database; it saves a screenshot of each page to docs/screenshots/ (the README shows them).
+database; it saves a screenshot of each page (to docs/screenshots/ with LAGMEM_SCREENSHOTS=docs/screenshots).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -30,7 +31,9 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).parent.parent
 CHROMIUM = "/usr/bin/chromium"
-SHOTS = ROOT / "docs" / "screenshots"
+# LAGMEM_SCREENSHOTS=docs/screenshots refreshes the README's pictures; otherwise they go to a temp
+# dir, so a test run never changes tracked files.
+SHOTS = Path(os.environ["LAGMEM_SCREENSHOTS"]) if os.environ.get("LAGMEM_SCREENSHOTS") else Path(tempfile.mkdtemp(prefix="lagmem-shots-"))
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 MESSAGES = [
     "My cat is called Miso and she is three years old.",
