@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .types import Citation, TurnState
 
 
-BLOCK = 64  # steps per block of the settled-evidence fold (see ``Evidence.settled``)
+BLOCK = 16  # steps per block of the settled-evidence fold (see ``Evidence.settled``)
 
 
 class Evidence:
@@ -100,6 +100,10 @@ class Evidence:
         key = (decay, wrong, self.lag)
         memo = self._fold.get(t.number)
         n = len(cites)
+        if memo is not None and memo[0] == key and memo[3] == n:
+            # fast path: every citation is already folded into closed blocks (the common case)
+            _, total, last, _, ptot, pgood = memo
+            return (total * decay ** (now - (last + 1) * BLOCK) if last >= 0 else 0.0), ptot, pgood
         if memo is not None and memo[0] == key:
             _, total, last, i, ptot, pgood = memo
         else:
@@ -264,41 +268,49 @@ class Measured(Policy):
     description = "evicts the turn with the least demonstrated utility per token (lagged, decayed, correctness-weighted)"
 
     def scores(self, candidates, evidence, now):
+        # Two passes over the candidates (the background rate needs the first one's sums); each
+        # element's float operations are the same, in the same order, as the formula above.
         if not candidates:
             return []
         decay, wrong, lag = self.decay, self.wrong_weight, evidence.lag
-        measured = [evidence.measure(t, now, decay, wrong) for t in candidates]
-        settled = [m[0] for m in measured]
-        verdict = [0.0] * len(candidates)
-        if lag and self.confirm:
-            confirm = self.confirm
-            for k, (_, total, good) in enumerate(measured):
-                if total > 0:
-                    t = candidates[k]
-                    verdict[k] = confirm * (good / total) * decay ** max(0, now - t.arrived - lag)
-        ages = [now - t.arrived for t in candidates]
-        if self.background:
+        measure = evidence.measure
+        n = len(candidates)
+        settled, verdict, ages = [0.0] * n, [0.0] * n, [0] * n
+        confirm = self.confirm if lag else 0.0
+        for k, t in enumerate(candidates):
+            u, total, good = measure(t, now, decay, wrong)
+            settled[k] = u
+            age = ages[k] = now - t.arrived
+            if confirm and total > 0:
+                verdict[k] = confirm * (good / total) * decay ** max(0, age - lag)
+        background = self.background
+        cut = vcut = 0.0
+        if background:
             total_age = sum(ages)
             rate = sum(settled) / total_age if total_age else 0.0
-            cut = self.background * rate
-            settled = [max(0.0, u - cut * a) for u, a in zip(settled, ages)]
+            cut = background * rate
             vcut = cut * self.verdict_cut
-            if vcut:
-                verdict = [max(0.0, v - vcut * a) if v else 0.0 for v, a in zip(verdict, ages)]
-        settled = [u + v for u, v in zip(settled, verdict)]
         sized = self.size_power or self.density
-        mean = (sum(t.tokens for t in candidates) / len(candidates)) if sized else 1.0
+        mean = (sum(t.tokens for t in candidates) / n) if sized else 1.0
         mean = mean or 1.0
-        out = []
-        for t, u, age in zip(candidates, settled, ages):
+        prior, prior_decay, size_power, density = self.prior, self.prior_decay, self.size_power, self.density
+        out = [0.0] * n
+        for k, t in enumerate(candidates):
+            u, v, age = settled[k], verdict[k], ages[k]
+            if background:
+                u = u - cut * age
+                u = u if u > 0.0 else 0.0
+                if vcut and v:
+                    v = v - vcut * age
+                    v = v if v > 0.0 else 0.0
+            s = u + v
             size = max(t.tokens, 1) / mean if sized else 1.0
-            s = u
-            if self.prior:
-                fade = self.prior_decay ** age if self.prior_decay != 1.0 else 1.0
-                s += self.prior * (size ** self.size_power if self.size_power else 1.0) * fade
-            if self.density:
-                s /= size ** self.density
-            out.append(s)
+            if prior:
+                fade = prior_decay ** age if prior_decay != 1.0 else 1.0
+                s += prior * (size ** size_power if size_power else 1.0) * fade
+            if density:
+                s /= size ** density
+            out[k] = s
         return out
 
     def params(self):
