@@ -14,6 +14,10 @@ retrieval step), enforce the budget. Generated conversation: token costs 20-200 
   fresh process).
 
 Goal (issue 5): persisted median <= 3 ms, pure median <= 0.2 ms, 1,000 -> 100,000 growth <= 1.3x.
+A step's cost follows the number of turns in memory (the candidates scored at a decision), so the
+table also shows the mean turns in memory and the pure median per turn in memory: under
+``measured`` the memory holds more, shorter turns as a conversation goes on (importance is per
+token), which moves the per-step median even though no step looks at the history.
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ def run_size(turns: int, seed: int = 0, persisted: bool = True, naive_steps: int
     settings = MemorySettings(budget=BUDGET, lag=LAG)
     layer = MemoryLayer(settings)
     pure: list[float] = []
+    in_memory: list[int] = []  # turns in memory after each step: what the cost should follow
     cites_plan: list[list[int]] = []
     perf = time.perf_counter
     for n in range(1, turns + 1):
@@ -89,6 +94,7 @@ def run_size(turns: int, seed: int = 0, persisted: bool = True, naive_steps: int
         layer.cite(pick)
         layer.enforce_budget()
         pure.append(perf() - t0)
+        in_memory.append(len(layer._active))
     # naive reference on the last steps, from the full history the pure run built
     naive: list[float] = []
     state = {t.number: (t.tokens, t.active) for t in layer.turns()}
@@ -101,6 +107,8 @@ def run_size(turns: int, seed: int = 0, persisted: bool = True, naive_steps: int
         "turns": turns,
         "pure_median_ms": 1e3 * statistics.median(pure),
         "pure_p99_ms": 1e3 * _pct(pure, 0.99),
+        "mean_active_turns": statistics.mean(in_memory),
+        "pure_us_per_active_turn": 1e6 * statistics.median(pure) / statistics.mean(in_memory),
         "naive_median_ms": 1e3 * statistics.median(naive) if naive else None,
         "persisted_median_ms": None,
         "persisted_p99_ms": None,
@@ -144,14 +152,15 @@ def cmd_speed(args) -> int:
         # a fresh process per size, so peak memory is that size's own
         with ProcessPoolExecutor(max_workers=1) as pool:
             results.append(pool.submit(run_size, size, args.seed, not args.no_persisted, args.naive_steps).result())
-    head = ["turns", "pure_median_ms", "pure_p99_ms", "persisted_median_ms", "persisted_p99_ms", "naive_median_ms", "peak_mb"]
+    head = ["turns", "mean_active_turns", "pure_median_ms", "pure_p99_ms", "pure_us_per_active_turn",
+            "persisted_median_ms", "persisted_p99_ms", "naive_median_ms", "peak_mb"]
     print(f"Speed: budget {BUDGET} tokens, lag {LAG}, {CITES} citations per step, policy measured")
     print("  ".join(head))
     for r in results:
         print("  ".join(str(r[h]).rjust(len(h)) if h == "turns" else _fmt(r[h]).rjust(len(h)) for h in head))
     if len(results) > 1:
         a, b = results[0], results[-1]
-        for key in ("pure_median_ms", "persisted_median_ms"):
+        for key in ("pure_median_ms", "pure_us_per_active_turn", "persisted_median_ms"):
             if a[key] and b[key]:
                 print(f"growth {a['turns']} -> {b['turns']} turns, {key}: {b[key] / a[key]:.2f}x")
     if args.json:
