@@ -118,6 +118,9 @@ class ChatService:
         # how much history the answering model may be shown (its context window, minus the answer)
         self.context_tokens = context_tokens if context_tokens is not None else (1300 if getattr(llm, "backend", "") == "local" else None)
         self.answer_tokens = answer_tokens
+        # (conversation, turn) -> ((row id, created), Candidate): text and vector of stored turns,
+        # which never change once written
+        self._candidates: dict[tuple[int, int], tuple[tuple, Candidate]] = {}
 
     # ----- the exchange --------------------------------------------------------------------
     def send(self, conv_id: int, message: str, *, owner: str | None = None) -> Exchange:
@@ -202,19 +205,33 @@ class ChatService:
         return {"embedding": pack_vector(vec), "embedding_model": self.embedder.model_name, "embedding_dim": int(vec.shape[0])}
 
     def _memory_turns(self, conv_id: int, exclude: int):
-        """In-memory turns (candidates for citing), evicted turns (for misses), pinned numbers."""
+        """In-memory turns (candidates for citing), evicted turns (for misses), pinned numbers.
+
+        A stored turn's text and vector never change, so they are read once per process and kept
+        (``_candidates``); each exchange reads only the turns' states and the turns it has not seen.
+        """
         active, evicted, pinned = [], [], set()
         with Session(self.store.reader) as s:
-            rows = s.execute(
-                select(Turn.seq, Turn.role, Turn.content, Turn.state, Turn.pinned, Turn.embedding, Turn.embedding_dim)
+            states = s.execute(
+                select(Turn.seq, Turn.state, Turn.pinned, Turn.id, Turn.created_at)
                 .where(Turn.conversation_id == conv_id, Turn.seq != exclude).order_by(Turn.seq)
-            )
-            for seq, role, content, state, is_pinned, emb, dim in rows:
-                vec = unpack_vector(emb, dim) if emb else self._embed(content)
-                c = Candidate(seq, role, content, vec)
-                (active if state == "active" else evicted).append(c)
-                if is_pinned and state == "active":
-                    pinned.add(seq)
+            ).all()
+            # the row's id and creation time identify it: SQLite may reuse the ids of a deleted
+            # conversation, and then the cached text must not be served for the new one
+            missing = [seq for seq, _, _, rid, at in states if self._candidates.get((conv_id, seq), (None,))[0] != (rid, at)]
+            for chunk in range(0, len(missing), 500):
+                rows = s.execute(
+                    select(Turn.seq, Turn.role, Turn.content, Turn.embedding, Turn.embedding_dim, Turn.id, Turn.created_at)
+                    .where(Turn.conversation_id == conv_id, Turn.seq.in_(missing[chunk:chunk + 500]))
+                )
+                for seq, role, content, emb, dim, rid, at in rows:
+                    vec = unpack_vector(emb, dim) if emb else self._embed(content)
+                    self._candidates[(conv_id, seq)] = ((rid, at), Candidate(seq, role, content, vec))
+        for seq, state, is_pinned, _, _ in states:
+            c = self._candidates[(conv_id, seq)][1]
+            (active if state == "active" else evicted).append(c)
+            if is_pinned and state == "active":
+                pinned.add(seq)
         return active, evicted, pinned
 
     def _answer_messages(self, active: list[Candidate], retrieval: RetrievalResult, message: str) -> list[dict]:

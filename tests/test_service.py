@@ -182,3 +182,20 @@ def test_the_real_client_path_over_the_local_http_fake(store, counter, openai_en
     svc.ask(conv, "my cat is Miso")  # no turns to offer yet: no retrieval call, default reply
     r = svc.ask(conv, "what is my cat called?")
     assert r.answer and set(r.cited) <= set(r.offered)
+
+
+def test_a_reused_conversation_id_never_serves_the_old_turns(store, llm, counter, engine):
+    """SQLite may give a new conversation the id of a deleted one: the cached turn texts of the
+    old conversation must not be offered to the retrieval step of the new one."""
+    svc = make_service(store, llm, counter)
+    old = store.create("old")
+    svc.ask(old, "the old secret is walnut")
+    store.delete(old)
+    new = store.create("new")
+    if engine.dialect.name == "sqlite":
+        assert new == old  # the situation this test is about (PostgreSQL never reuses ids)
+    svc.ask(new, "a fresh start about pears")
+    offered_texts = []
+    llm.enqueue(lambda messages: (offered_texts.append(json.dumps(messages)), '{"turns": []}')[1], "ok")
+    svc.ask(new, "what do you know?")
+    assert offered_texts and "walnut" not in offered_texts[0] and "pears" in offered_texts[0]
