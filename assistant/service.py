@@ -39,6 +39,7 @@ SYSTEM_PROMPT = (
     "Reply to the user's last message, briefly."
 )
 MAX_MESSAGE_CHARS = 200_000
+CANDIDATE_CACHE_MAX = 200_000  # cached stored turns (text + vector, ~2 KB each) per process
 
 
 class EmptyMessage(ValueError):
@@ -219,6 +220,9 @@ class ChatService:
             # the row's id and creation time identify it: SQLite may reuse the ids of a deleted
             # conversation, and then the cached text must not be served for the new one
             missing = [seq for seq, _, _, rid, at in states if self._candidates.get((conv_id, seq), (None,))[0] != (rid, at)]
+            if len(self._candidates) + len(missing) > CANDIDATE_CACHE_MAX:
+                self._candidates.clear()  # bounded memory: start over (a re-read, nothing is lost)
+                missing = [seq for seq, *_ in states]
             for chunk in range(0, len(missing), 500):
                 rows = s.execute(
                     select(Turn.seq, Turn.role, Turn.content, Turn.embedding, Turn.embedding_dim, Turn.id, Turn.created_at)
