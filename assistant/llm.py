@@ -27,7 +27,7 @@ import json
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
@@ -375,8 +375,3 @@ def make_llm(config: LLMConfig | Any | None = None):
         return FakeLLM(model=config.model or "fake-model",
                        structured=config.structured or "json_object_schema")
     return LLMClient(config)
-
-
-def with_model(config: LLMConfig, model: str) -> LLMConfig:
-    """A copy of ``config`` that asks for another model (settings page convenience)."""
-    return replace(config, model=model)

@@ -326,6 +326,7 @@ def bench(rounds: int = 3, max_tokens: int = 64, *, n_ctx: int = N_CTX,
     memory = {"role": "user", "content": history}
     follow_up = {"role": "user", "content": "And why are sunsets red?"}
     results = []
+    previous: list[dict] = []
     for label, prompt in [("short", [system, question])] * rounds + [
             ("memory", [system, memory, question]),
             ("memory_warm", [system, memory, question, follow_up])]:
@@ -336,8 +337,8 @@ def bench(rounds: int = 3, max_tokens: int = 64, *, n_ctx: int = N_CTX,
             prompt = [dict(prompt[0], content=f"[{len(results)}] " + prompt[0]["content"]),
                       *prompt[1:]]
         else:
-            prompt = [results_prompt[0], *prompt[1:]]
-        results_prompt = prompt
+            prompt = [previous[0], *prompt[1:]]
+        previous = prompt
         t = time.monotonic()
         first = None
         text = ""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from memory.types import Citation, EvictionRecord, MemorySettings, TurnState
@@ -298,10 +298,6 @@ def turn_rows(s: Session, conv_id: int) -> list[Turn]:
     return list(s.scalars(select(Turn).where(Turn.conversation_id == conv_id).order_by(Turn.seq)))
 
 
-def count_turns(s: Session, conv_id: int) -> int:
-    return s.scalar(select(func.count()).select_from(Turn).where(Turn.conversation_id == conv_id)) or 0
-
-
 # ----- read helpers for the app's pages (appended for issue 4) --------------------------------
 
 
@@ -313,14 +309,3 @@ def load_misses(s: Session, conv_id: int) -> list[MissRow]:
 def load_events(s: Session, conv_id: int) -> list[MemoryEvent]:
     """Pins, unpins, restores and refused pins, oldest first (to rebuild the memory's timeline)."""
     return list(s.scalars(select(MemoryEvent).where(MemoryEvent.conversation_id == conv_id).order_by(MemoryEvent.id)))
-
-
-def load_eviction_times(s: Session, conv_id: int) -> list[tuple[int, int, object]]:
-    """(turn, step, created_at) per eviction, oldest first: eviction records carry no time, and the
-    timeline must interleave them with restores made at the same step."""
-    rows = s.execute(
-        select(EvictionRow.turn, EvictionRow.step, EvictionRow.created_at)
-        .where(EvictionRow.conversation_id == conv_id)
-        .order_by(EvictionRow.id)
-    )
-    return [(t, st, at) for t, st, at in rows]

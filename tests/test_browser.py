@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_openai import FakeOpenAI, Text
+from tests.fake_openai import FakeOpenAI
 
 pytestmark = pytest.mark.browser
 

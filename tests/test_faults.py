@@ -31,9 +31,9 @@ from memory import transcript as T
 from memory.types import MemorySettings
 from storage import repo
 from storage.db import make_engine
-from storage.models import CitationRow, EvictionRow, Turn
+from storage.models import CitationRow, EvictionRow
 
-from .fake_openai import Drop, Hang, Raw, Status, StreamError, Text
+from .fake_openai import Drop, Hang, Raw, Status, StreamError
 
 KILLS = int(os.environ.get("LAGMEM_CRASH_KILLS", "10"))
 SETTINGS = MemorySettings(budget=150, lag=2, policy="measured")
