@@ -55,12 +55,17 @@ def pytest_collection_modifyitems(config, items):
     items[:] = keep
 
 
+def fresh_db_url(tmp_path: Path, name: str = "test") -> str:
+    """Another fresh, empty database on the backend under test (for tests that need several)."""
+    if backends() == ["sqlite"]:
+        return f"sqlite:///{tmp_path / f'{name}.db'}"
+    return _postgres_url(os.environ["LAGMEM_TEST_DATABASE_URL"])
+
+
 @pytest.fixture(params=backends())
 def db_url(request, tmp_path) -> str:
     """A fresh, empty database URL: SQLite always; PostgreSQL when LAGMEM_TEST_DATABASE_URL is set."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'test.db'}"
-    return _postgres_url(os.environ["LAGMEM_TEST_DATABASE_URL"])
+    return fresh_db_url(tmp_path)
 
 
 @pytest.fixture

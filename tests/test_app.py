@@ -1,7 +1,7 @@
 """The two pages, headless (Streamlit's AppTest), with the scripted fake model and hash embeddings
 injected through the runtime (``LAGMEM_LLM=fake``, ``LAGMEM_EMBEDDINGS=hash``). Every test has its
-own data dir, hence its own database URL, hence its own cached service. Plus the pages' plain
-helpers (``assistant.ui.views``), tested without Streamlit."""
+own database (SQLite, or PostgreSQL in the suite's second run), hence its own cached service.
+Plus the pages' plain helpers (``assistant.ui.views``), tested without Streamlit."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ TIMEOUT = 30  # the first run opens and migrates the database; later runs take m
 
 
 @pytest.fixture
-def svc(monkeypatch):
+def svc(monkeypatch, db_url):
+    monkeypatch.setenv("LAGMEM_DATABASE_URL", db_url)  # SQLite, or PostgreSQL in the second run
     monkeypatch.setenv("LAGMEM_LLM", "fake")
     monkeypatch.setenv("LAGMEM_EMBEDDINGS", "hash")
     s = runtime.get_service()

@@ -21,7 +21,8 @@ INSPECTOR = "pages/1_Memory_inspector.py"
 
 
 @pytest.fixture
-def signed_in(monkeypatch):
+def signed_in(monkeypatch, db_url):
+    monkeypatch.setenv("LAGMEM_DATABASE_URL", db_url)  # SQLite, or PostgreSQL in the second run
     monkeypatch.setenv("LAGMEM_LLM", "fake")
     monkeypatch.setenv("LAGMEM_EMBEDDINGS", "hash")
     who = {"user": None}

@@ -63,14 +63,15 @@ def responder(req) -> str:
 
 
 @pytest.fixture
-def app_server(tmp_path, fake_openai: FakeOpenAI):
+def app_server(tmp_path, db_url, fake_openai: FakeOpenAI):
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/sysdeps.sh)")
     fake_openai.responder = responder
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("LAGMEM_LLM", "LAGMEM_EMBEDDINGS")}
     env.update(OPENAI_BASE_URL=fake_openai.base_url, OPENAI_API_KEY="sk-fake", LAGMEM_MODEL="fake-model",
-               LAGMEM_DATA_DIR=str(tmp_path / "data"), HF_HUB_OFFLINE="1", NO_PROXY="127.0.0.1,localhost")
+               LAGMEM_DATA_DIR=str(tmp_path / "data"), LAGMEM_DATABASE_URL=db_url,  # SQLite, or PostgreSQL
+               HF_HUB_OFFLINE="1", NO_PROXY="127.0.0.1,localhost")
     log = open(tmp_path / "streamlit.log", "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
@@ -87,7 +88,7 @@ def app_server(tmp_path, fake_openai: FakeOpenAI):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     pytest.fail("streamlit did not start: " + (tmp_path / "streamlit.log").read_text()[-2000:])
                 time.sleep(0.1)
-        yield url, tmp_path / "data" / "lagmem.db", tmp_path / "streamlit.log"
+        yield url, db_url, tmp_path / "streamlit.log"
     finally:
         proc.terminate()
         try:
@@ -118,19 +119,19 @@ def explain_failure(page, log: Path, exc: BaseException) -> AssertionError:
 def test_chat_then_pin_in_the_inspector(app_server, tmp_path):
     from playwright.sync_api import sync_playwright
 
-    url, db, log = app_server
+    url, db_url, log = app_server
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         page = browser.new_page(viewport={"width": 1440, "height": 1500})
         try:
-            chat_then_pin(page, url, db)
+            chat_then_pin(page, url, db_url)
         except Exception as exc:
             raise explain_failure(page, log, exc) from exc
         finally:
             browser.close()
 
 
-def chat_then_pin(page, url: str, db: Path) -> None:
+def chat_then_pin(page, url: str, db_url: str) -> None:
     from playwright.sync_api import expect
     from sqlalchemy import create_engine, text
 
@@ -174,7 +175,7 @@ def chat_then_pin(page, url: str, db: Path) -> None:
     # pin the last turn with the table's checkbox: focus a cell, move to "pinned", toggle it
     last = 2 * len(MESSAGES)
     pinned_col = ["#", "role", "text", "tokens", "state", "protected", "pinned"].index("pinned")
-    engine = create_engine(f"sqlite:///{db}")
+    engine = create_engine(db_url)
     pinned: list[int] = []
     for _attempt in range(3):  # a rerun that redraws the grid mid-gesture loses the keys
         bb = grid.bounding_box()
@@ -185,11 +186,12 @@ def chat_then_pin(page, url: str, db: Path) -> None:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and not pinned:
             with engine.connect() as c:
-                pinned = [r[0] for r in c.execute(text("SELECT seq FROM turns WHERE pinned = 1"))]
+                pinned = [r[0] for r in c.execute(text("SELECT seq FROM turns WHERE pinned"))]
             time.sleep(0.2)
         if pinned:
             break
         settle(page)
+    engine.dispose()
     assert pinned == [last]
     expect(page.get_by_text(f"Turn #{last} pinned.")).to_be_visible()
     page.set_viewport_size({"width": 1440, "height": 2000})  # the whole page, charts included

@@ -125,10 +125,10 @@ def test_replay_cli_prints_a_readable_timeline():
     assert "step    1  +T1 user" in out.stdout and "evicted T1 (importance 1;" in out.stdout and "restore T1" in out.stdout and "final:" in out.stdout
 
 
-def test_a_malformed_file_names_the_line_and_stores_nothing(tmp_path):
+def test_a_malformed_file_names_the_line_and_stores_nothing(tmp_path, db_url):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "x", "cites": [5]}\n')
-    db = f"sqlite:///{tmp_path / 'x.db'}"
+    db = db_url
     out = run_cli("import", str(bad), "--db", db)
     assert out.returncode != 0
     assert "line 2" in out.stderr and "not an earlier turn" in out.stderr
@@ -146,8 +146,8 @@ def test_export_import_export_gives_the_same_file(name, store, counter):
     assert export_transcript(store, second) == exported
 
 
-def test_export_and_import_through_the_cli(tmp_path):
-    db = f"sqlite:///{tmp_path / 'cli.db'}"
+def test_export_and_import_through_the_cli(db_url):
+    db = db_url
     out = run_cli("import", str(CONVERSATIONS / "pins.jsonl"), "--db", db)
     assert out.returncode == 0, out.stderr
     conv_id = out.stdout.split()[-1]

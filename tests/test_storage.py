@@ -3,7 +3,7 @@ alone, and one transaction per unit of work."""
 
 from __future__ import annotations
 
-import sqlite3
+from datetime import datetime
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -42,30 +42,27 @@ def test_default_database_lives_under_the_data_dir(tmp_path, monkeypatch):
     assert default_url() == "sqlite:///elsewhere.db"
 
 
-def test_upgrade_from_the_first_schema_keeps_the_data(tmp_path):
-    path = tmp_path / "old.db"
-    engine = make_engine(f"sqlite:///{path}", migrate=False)
+def test_upgrade_from_the_first_schema_keeps_the_data(db_url):
+    engine = make_engine(db_url, migrate=False)
     upgrade(engine, "0001")
     assert current_revision(engine) == "0001"
     # a conversation written by the old schema, with raw SQL as an old lagmem would have
-    con = sqlite3.connect(path)
-    con.execute(
-        "INSERT INTO conversations (id, title, created_at, updated_at, budget, lag, policy, low_watermark, pin_share,"
-        " policy_params, step, version, dropped_cites) VALUES (1, 'old', '2026-01-01', '2026-01-01', 50, 1, 'measured',"
-        " 1.0, 0.5, '{}', 2, 2, 0)"
-    )
-    for seq, state in ((1, "evicted"), (2, "active")):
-        con.execute(
-            "INSERT INTO turns (conversation_id, seq, role, content, tokens, state, pinned, protected_since, incomplete,"
-            " created_at) VALUES (1, ?, 'user', 'hello', 30, ?, 0, ?, 0, '2026-01-01')",
-            (seq, state, seq),
-        )
-    con.execute("INSERT INTO citations (conversation_id, turn, step, weight, source, answer_turn) VALUES (1, 1, 2, 1.0, 'retrieval', 2)")
-    con.commit()
-    con.close()
+    when = datetime(2026, 1, 1)
+    with engine.begin() as con:
+        con.execute(text(
+            "INSERT INTO conversations (id, title, created_at, updated_at, budget, lag, policy, low_watermark, pin_share,"
+            " policy_params, step, version, dropped_cites) VALUES (1, 'old', :when, :when, 50, 1, 'measured',"
+            " 1.0, 0.5, '{}', 2, 2, 0)"), {"when": when})
+        for seq, state in ((1, "evicted"), (2, "active")):
+            con.execute(text(
+                "INSERT INTO turns (conversation_id, seq, role, content, tokens, state, pinned, protected_since, incomplete,"
+                " created_at) VALUES (1, :seq, 'user', 'hello', 30, :state, :no, :seq, :no, :when)"),
+                {"seq": seq, "state": state, "no": False, "when": when})
+        con.execute(text("INSERT INTO citations (conversation_id, turn, step, weight, source, answer_turn)"
+                         " VALUES (1, 1, 2, 1.0, 'retrieval', 2)"))
     engine.dispose()
 
-    engine = make_engine(f"sqlite:///{path}")  # migrates on open
+    engine = make_engine(db_url)  # migrates on open
     assert current_revision(engine) == "0002"
     store = MemoryStore(engine)
     conv = store.conversation(1)
