@@ -104,19 +104,21 @@ def settle(page) -> None:
     page.wait_for_timeout(800)
 
 
-def explain_failure(page, log: Path, exc: BaseException) -> AssertionError:
+def explain_failure(page, log: Path, exc: BaseException, fake: FakeOpenAI) -> AssertionError:
     """What the page and the app said when a step failed (a screenshot goes next to the log)."""
     try:
         page.screenshot(path=str(log.with_name("failure.png")))
         body = page.inner_text("body")
     except Exception as err:  # the page itself may be gone
         body = f"(page unreadable: {err})"
-    return AssertionError(f"{exc}\n--- page text (end) ---\n{body[-2500:]}\n"
+    asked = [("stream" if (r.body or {}).get("stream") else "retrieval") for r in fake.requests]
+    return AssertionError(f"{exc}\n--- model requests received: {len(asked)} {asked}\n"
+                          f"--- page text (end) ---\n{body[-2500:]}\n"
                           f"--- streamlit log (end) ---\n{log.read_text()[-2500:]}\n"
                           f"--- screenshot: {log.with_name('failure.png')}")
 
 
-def test_chat_then_pin_in_the_inspector(app_server, tmp_path):
+def test_chat_then_pin_in_the_inspector(app_server, fake_openai: FakeOpenAI):
     from playwright.sync_api import sync_playwright
 
     url, db_url, log = app_server
@@ -126,7 +128,7 @@ def test_chat_then_pin_in_the_inspector(app_server, tmp_path):
         try:
             chat_then_pin(page, url, db_url)
         except Exception as exc:
-            raise explain_failure(page, log, exc) from exc
+            raise explain_failure(page, log, exc, fake_openai) from exc
         finally:
             browser.close()
 
