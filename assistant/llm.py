@@ -132,6 +132,18 @@ def _is_context_error(exc: openai.APIStatusError) -> bool:
     return any(marker in text for marker in _CONTEXT_MARKERS)
 
 
+def _rejects_temperature(exc: openai.APIStatusError) -> bool:
+    """OpenAI's reasoning models accept only their default temperature and say so with HTTP 400
+    (``param: "temperature"``, ``code: "unsupported_value"``)."""
+    body = exc.body if isinstance(exc.body, Mapping) else {}
+    inner = body.get("error", body)
+    inner = inner if isinstance(inner, Mapping) else {}
+    if inner.get("param") == "temperature":
+        return True
+    text = f"{inner.get('message') or ''} {exc.message}".lower()
+    return "temperature" in text and ("unsupported" in text or "not support" in text)
+
+
 def _server_detail(exc: openai.APIError) -> str:
     """The server's own words, shortened, for the end of our message."""
     body = exc.body
@@ -204,6 +216,8 @@ class LLMClient:
         self._sdk_base: str | None = None
         self._lock = threading.Lock()
         self._model = config.model
+        # set once the model refused a temperature: later requests leave it to the model's default
+        self._default_temperature_only = False
         if config.backend == "local" and self._model is None:
             from assistant.local_model import MODEL_ALIAS
 
@@ -264,6 +278,20 @@ class LLMClient:
                                      "it is restarted on the next request.")
         return err
 
+    def _create(self, **kwargs: Any) -> Any:
+        """``chat.completions.create``. A model that accepts only its default temperature (OpenAI's
+        reasoning models) is asked again without one, once, and not sent one again."""
+        if self._default_temperature_only:
+            kwargs.pop("temperature", None)
+        try:
+            return self._client().chat.completions.create(**kwargs)
+        except openai.BadRequestError as exc:
+            if "temperature" not in kwargs or not _rejects_temperature(exc):
+                raise
+        self._default_temperature_only = True
+        kwargs.pop("temperature")
+        return self._client().chat.completions.create(**kwargs)
+
     def _discover_model(self) -> str:
         try:
             models = self._client().models.list()
@@ -293,7 +321,7 @@ class LLMClient:
         if extra_body:
             kwargs["extra_body"] = dict(extra_body)
         try:
-            response = self._client().chat.completions.create(
+            response = self._create(
                 model=self.model, messages=list(messages), temperature=temperature,
                 stream=False, **kwargs,
             )
@@ -318,7 +346,7 @@ class LLMClient:
         server or a rejected prompt raises here, before any text); errors mid-stream raise the
         mapped error from the iterator. A consumer that stops early closes the HTTP response."""
         try:
-            sdk_stream = self._client().chat.completions.create(
+            sdk_stream = self._create(
                 model=self.model, messages=list(messages), temperature=temperature,
                 stream=True, **self._limit(max_tokens),
             )

@@ -50,6 +50,7 @@ class Status:
     message: str = "fake error"
     error_code: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    param: str | None = None
 
 
 @dataclass(frozen=True)
@@ -277,7 +278,7 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
         def _act(self, action: Action, model: str, streamed: bool) -> None:
             if isinstance(action, Status):
                 err = {"error": {"message": action.message, "type": "fake_error",
-                                 "param": None, "code": action.error_code}}
+                                 "param": action.param, "code": action.error_code}}
                 self._send(action.code, json.dumps(err).encode(), headers=action.headers)
             elif isinstance(action, Raw):
                 self._send(action.status, action.body, action.content_type)

@@ -31,6 +31,7 @@ from tests.fake_openai import (  # noqa: F401  (fixtures)
     FakeOpenAI,
     Hang,
     Raw,
+    Status,
     StreamError,
     Text,
     fake_openai,
@@ -224,6 +225,25 @@ def test_context_too_long(fake_openai, message, code):
         client_for(fake_openai).complete(MESSAGES)
     assert isinstance(info.value.__cause__, openai.BadRequestError)
     assert len(fake_openai.completions) == 1  # a 400 is never retried
+
+
+def test_a_model_that_takes_only_its_default_temperature_is_asked_again_without_one(fake_openai):
+    """OpenAI's reasoning models answer a temperature with HTTP 400 (param "temperature")."""
+    refusal = Status(400, "Unsupported value: 'temperature' does not support 0.0 with this model. "
+                     "Only the default (1) value is supported.", error_code="unsupported_value", param="temperature")
+    fake_openai.responder = lambda req: refusal if "temperature" in (req.body or {}) else "no temperature sent"
+    client = client_for(fake_openai, max_retries=0)
+    assert client.complete(MESSAGES) == "no temperature sent"
+    assert "".join(client.stream(MESSAGES)) == "no temperature sent"
+    sent = ["temperature" in (r.body or {}) for r in fake_openai.completions]
+    assert sent == [True, False, False]  # refused once, then remembered for every later request
+
+
+def test_a_temperature_refusal_repeated_without_one_is_an_error_not_a_loop(fake_openai):
+    fake_openai.fail(400, "Unsupported value: 'temperature' is not supported", times=3)
+    with pytest.raises(BadResponse, match="temperature"):
+        client_for(fake_openai, max_retries=0).complete(MESSAGES)
+    assert len(fake_openai.completions) == 2  # the first with a temperature, then once without
 
 
 def test_other_bad_request_is_bad_response_not_context(fake_openai):
