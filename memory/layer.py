@@ -12,6 +12,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from .policies import Evidence, Policy, make_policy
 from .types import (
     Citation,
@@ -115,11 +117,26 @@ class MemoryLayer:
 
     def ranking(self) -> list[tuple[TurnState, float]]:
         """Candidates with their importance *now*, lowest (first to go) first; ties older first."""
+        cands, scores, order = self._ranked()
+        return [(cands[i], scores[i]) for i in order]
+
+    def _ranked(self) -> tuple[list[TurnState], list[float], list[int]]:
+        """(candidates, their importances, candidate indices lowest first; ties older first).
+
+        The order is numpy's sort of (importance, turn number) pairs: the same total order as
+        Python's ``sorted`` by that key (turn numbers are unique), without a Python call per item;
+        callers that need only the first few (``enforce_budget``) read only those.
+        """
         cands = self.candidates()
         self._evidence.lag = self.lag
-        scores = self.policy.scores(cands, self._evidence, self.step)
-        order = sorted(range(len(cands)), key=lambda i: (scores[i], cands[i].number))
-        return [(cands[i], scores[i]) for i in order]
+        numbers = np.fromiter([t.number for t in cands], np.int64, len(cands))
+        measure = getattr(self.policy, "importances", None)
+        if measure is not None:
+            values = measure(cands, self._evidence, self.step, numbers)
+        else:
+            values = np.array(self.policy.scores(cands, self._evidence, self.step), dtype=np.float64)
+        order = np.lexsort((numbers, values)).tolist() if len(cands) else []
+        return cands, values.tolist(), order
 
     def importance(self, numbers: Iterable[int] | None = None) -> dict[int, float]:
         """Importance under the active policy *now*, for any turns (the inspector's column)."""
@@ -249,16 +266,17 @@ class MemoryLayer:
             return []
         goal = math.floor(self.budget * self.settings.low_watermark)
         reason = reason or f"over budget at step {self.step}"
-        ranking = self.ranking()
+        cands, scores, order = self._ranked()
         records: list[EvictionRecord] = []
-        for i, (t, score) in enumerate(ranking):
+        for pos, i in enumerate(order):
             if self.used_tokens <= goal:
                 break
+            t, score = cands[i], scores[i]
             before = self.used_tokens
             t.active = False
             del self._active[t.number]
             self.used_tokens -= t.tokens
-            runners = tuple((r.number, s) for r, s in ranking[i + 1 : i + 1 + RUNNERS_UP])
+            runners = tuple((cands[j].number, scores[j]) for j in order[pos + 1 : pos + 1 + RUNNERS_UP])
             records.append(
                 EvictionRecord(
                     turn=t.number,

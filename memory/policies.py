@@ -11,10 +11,84 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from .types import Citation, TurnState
 
 
 BLOCK = 16  # steps per block of the settled-evidence fold (see ``Evidence.settled``)
+
+_POWERS: dict[float, np.ndarray] = {}
+
+
+def powers(base: float, upto: int) -> np.ndarray:
+    """``base ** k`` for every k in ``0 .. upto`` (at least), as a float64 array.
+
+    Each entry is computed by Python's own ``base ** k`` (the C library's ``pow``), so indexing the
+    table gives bit for bit what the scalar formula ``base ** k`` gives; numpy's vectorised
+    ``power`` may use other code (SIMD approximations) and is not used. The table is shared by the
+    process and grows by doubling: extending it costs amortised O(1) ``pow`` calls per step.
+    """
+    table = _POWERS.get(base)
+    if table is None or len(table) <= upto:
+        have = 0 if table is None else len(table)
+        size = max(upto + 1, 2 * have, 1024)
+        more = np.array([base ** k for k in range(have, size)], dtype=np.float64)
+        table = more if table is None else np.concatenate((table, more))
+        _POWERS[base] = table  # a reader holding the old table still reads correct entries
+    return table
+
+
+class _Mirror:
+    """The fold cache of ``Evidence`` for one key ``(decay, wrong, lag)``, as arrays by turn number.
+
+    For a turn whose every citation is folded into closed blocks (``measure``'s fast path) the
+    settled evidence at ``now`` is ``total * decay ** (now - base)`` (``total`` = 0 when nothing is
+    settled yet) and the lag window's verdict is the fixed ratio ``good / total``; these arrays hold
+    exactly those cached numbers, so a decision evaluates the fast path for all candidates at once.
+    ``stale`` marks turns the arrays may not describe: never measured, cited since (their newest
+    cites are not in a closed block yet), feedback on an answer that cited them, or a lag window
+    still open. Those are measured one by one with ``measure`` (and mirrored once settled); they
+    are the turns cited in the last ``BLOCK`` steps, so their number does not grow with the memory.
+    """
+
+    __slots__ = ("key", "total", "base", "ratio", "judged", "stale")
+
+    def __init__(self, key: tuple, size: int):
+        self.key = key
+        self.total = np.zeros(size)
+        self.base = np.zeros(size, dtype=np.int64)
+        self.ratio = np.zeros(size)  # provisional good / total (0 when the lag window got no cites)
+        self.judged = np.zeros(size, dtype=bool)  # the lag window got cites (total > 0)
+        self.stale = np.ones(size, dtype=bool)
+
+    def reserve(self, size: int) -> None:
+        """Room for turn numbers below ``size`` (new rows are stale: measured before use)."""
+        have = len(self.stale)
+        if size <= have:
+            return
+        size = max(size, 2 * have)
+        grow = size - have
+        self.total = np.concatenate((self.total, np.zeros(grow)))
+        self.base = np.concatenate((self.base, np.zeros(grow, dtype=np.int64)))
+        self.ratio = np.concatenate((self.ratio, np.zeros(grow)))
+        self.judged = np.concatenate((self.judged, np.zeros(grow, dtype=bool)))
+        self.stale = np.concatenate((self.stale, np.ones(grow, dtype=bool)))
+
+    def mirror(self, number: int, memo: tuple | None, cited: int) -> None:
+        """Copy ``measure``'s cache of one turn if it is on the fast path (else it stays stale)."""
+        if cited == 0:  # no evidence at all: settled 0, no verdict
+            total, base, ptot, pgood = 0.0, 0, 0.0, 0.0
+        elif memo is not None and memo[0] == self.key and memo[3] == cited:
+            _, total, last, _, ptot, pgood = memo
+            total, base = (total, (last + 1) * BLOCK) if last >= 0 else (0.0, 0)
+        else:
+            return
+        self.total[number] = total
+        self.base[number] = base
+        self.ratio[number] = pgood / ptot if ptot > 0 else 0.0
+        self.judged[number] = ptot > 0
+        self.stale[number] = False
 
 
 class Evidence:
@@ -34,7 +108,7 @@ class Evidence:
     the cache of the turns it cited (their correctness changed).
     """
 
-    __slots__ = ("_by_turn", "_feedback", "lag", "_fold", "_answers")
+    __slots__ = ("_by_turn", "_feedback", "lag", "_fold", "_answers", "_mirror")
 
     def __init__(self, by_turn: Mapping[int, Sequence[Citation]], feedback: Mapping[object, float], lag: int = 0):
         self._by_turn = by_turn
@@ -42,6 +116,7 @@ class Evidence:
         self.lag = lag
         self._fold: dict[int, tuple] = {}
         self._answers: dict[object, set[int]] = {}
+        self._mirror: _Mirror | None = None
 
     def of(self, turn: int) -> Sequence[Citation]:
         return self._by_turn.get(turn, ())
@@ -60,11 +135,18 @@ class Evidence:
         """A citation was appended to the log (in step order)."""
         if c.answer_turn is not None:
             self._answers.setdefault(c.answer_turn, set()).add(c.turn)
+        self._stale(c.turn)
 
     def changed(self, answer: object) -> None:
         """Feedback on ``answer`` arrived: the turns it cited are folded afresh."""
         for turn in self._answers.get(answer, ()):
             self._fold.pop(turn, None)
+            self._stale(turn)
+
+    def _stale(self, turn: int) -> None:
+        mirror = self._mirror
+        if mirror is not None and turn < len(mirror.stale):
+            mirror.stale[turn] = True  # rows past the end are created stale
 
     # ----- measured at decision time --------------------------------------------------------
     def _value(self, c: Citation, wrong: float) -> float:
@@ -139,6 +221,33 @@ class Evidence:
             c = cites[j]
             out += self._value(c, wrong) * decay ** (now - c.step)
         return out, ptot, pgood
+
+    def measure_many(
+        self, turns: Sequence[TurnState], numbers: np.ndarray, now: int, decay: float, wrong: float = 0.0
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``measure`` for many turns at once: (settled, verdict ratio, judged) arrays.
+
+        ``numbers`` are the turns' numbers. ``ratio[k]`` is the lag window's correct / total weight
+        (0 when ``judged[k]`` is false: no cites in the window). Bit for bit what ``measure`` gives:
+        turns on its fast path are read from the mirror of its cache (the same multiply by the same
+        ``decay ** k``), the rest (``_Mirror.stale``) go through ``measure`` itself.
+        """
+        key = (decay, wrong, self.lag)
+        mirror = self._mirror
+        if mirror is None or mirror.key != key:
+            mirror = self._mirror = _Mirror(key, 0)
+        mirror.reserve(int(numbers.max()) + 1 if len(numbers) else 0)
+        table = powers(decay, now)
+        settled = mirror.total[numbers] * table[now - mirror.base[numbers]]
+        ratio = mirror.ratio[numbers]
+        judged = mirror.judged[numbers]
+        for k in np.flatnonzero(mirror.stale[numbers]).tolist():
+            t = turns[k]
+            settled[k], ptot, pgood = self.measure(t, now, decay, wrong)
+            ratio[k] = pgood / ptot if ptot > 0 else 0.0
+            judged[k] = ptot > 0
+            mirror.mirror(t.number, self._fold.get(t.number), len(self._by_turn.get(t.number, ())))
+        return settled, ratio, judged
 
 
 class Policy:
@@ -268,50 +377,71 @@ class Measured(Policy):
     description = "evicts the turn with the least demonstrated utility per token (lagged, decayed, correctness-weighted)"
 
     def scores(self, candidates, evidence, now):
-        # Two passes over the candidates (the background rate needs the first one's sums); each
-        # element's float operations are the same, in the same order, as the formula above.
-        if not candidates:
-            return []
-        decay, wrong, lag = self.decay, self.wrong_weight, evidence.lag
-        measure = evidence.measure
+        return self.importances(candidates, evidence, now).tolist()
+
+    def importances(self, candidates: Sequence[TurnState], evidence: Evidence, now: int,
+                    numbers: np.ndarray | None = None) -> np.ndarray:
+        """``scores`` as a float64 array, computed for all candidates at once.
+
+        Every element goes through the same float operations, in the same order, as the formula
+        in the class docstring evaluated turn by turn (``x ** k`` from ``powers`` tables or Python's
+        ``**``; numpy only multiplies, adds, subtracts, divides and compares, which are exact IEEE
+        operations; the one sum over floats is Python's own ``sum`` in candidate order). So the
+        importances are bit for bit those of a turn-by-turn loop. ``numbers`` may pass the
+        candidates' numbers when the caller has them.
+        """
         n = len(candidates)
-        settled, verdict, ages = [0.0] * n, [0.0] * n, [0] * n
+        if not n:
+            return np.zeros(0)
+        if numbers is None:
+            numbers = np.fromiter([t.number for t in candidates], np.int64, n)
+        decay, lag = self.decay, evidence.lag
+        settled, ratio, judged = evidence.measure_many(candidates, numbers, now, decay, self.wrong_weight)
+        ages = now - np.fromiter([t.arrived for t in candidates], np.int64, n)
+        table = powers(decay, now)
         confirm = self.confirm if lag else 0.0
-        for k, t in enumerate(candidates):
-            u, total, good = measure(t, now, decay, wrong)
-            settled[k] = u
-            age = ages[k] = now - t.arrived
-            if confirm and total > 0:
-                verdict[k] = confirm * (good / total) * decay ** max(0, age - lag)
+        if confirm:
+            verdict = np.where(judged, confirm * ratio * table[np.maximum(ages - lag, 0)], 0.0)
+        else:
+            verdict = np.zeros(n)
+        s = self._excess(settled, verdict, ages)
+        return self._per_token(s, candidates, ages, now)
+
+    def _excess(self, settled: np.ndarray, verdict: np.ndarray, ages: np.ndarray) -> np.ndarray:
+        """Settled evidence and verdict above the background rate measured over the candidates."""
         background = self.background
-        cut = vcut = 0.0
-        if background:
-            total_age = sum(ages)
-            rate = sum(settled) / total_age if total_age else 0.0
-            cut = background * rate
-            vcut = cut * self.verdict_cut
-        sized = self.size_power or self.density
-        mean = (sum(t.tokens for t in candidates) / n) if sized else 1.0
-        mean = mean or 1.0
-        prior, prior_decay, size_power, density = self.prior, self.prior_decay, self.size_power, self.density
-        out = [0.0] * n
-        for k, t in enumerate(candidates):
-            u, v, age = settled[k], verdict[k], ages[k]
-            if background:
-                u = u - cut * age
-                u = u if u > 0.0 else 0.0
-                if vcut and v:
-                    v = v - vcut * age
-                    v = v if v > 0.0 else 0.0
-            s = u + v
-            size = max(t.tokens, 1) / mean if sized else 1.0
+        if not background:
+            return settled + verdict
+        total_age = int(ages.sum())  # integers: exact in any order
+        rate = sum(settled.tolist()) / total_age if total_age else 0.0  # Python's sum, in order
+        cut = background * rate
+        u = settled - cut * ages
+        u = np.where(u > 0.0, u, 0.0)
+        vcut = cut * self.verdict_cut
+        if vcut:
+            v = verdict - vcut * ages
+            verdict = np.where(verdict != 0.0, np.where(v > 0.0, v, 0.0), verdict)
+        return u + verdict
+
+    def _per_token(self, s: np.ndarray, candidates: Sequence[TurnState], ages: np.ndarray, now: int) -> np.ndarray:
+        """Add the size prior and divide by size ** density (size = tokens over the candidates' mean)."""
+        prior, size_power, density = self.prior, self.size_power, self.density
+        if not (size_power or density):
             if prior:
-                fade = prior_decay ** age if prior_decay != 1.0 else 1.0
-                s += prior * (size ** size_power if size_power else 1.0) * fade
-            if density:
-                s /= size ** density
-            out[k] = s
-        return out
+                fade = powers(self.prior_decay, now)[ages] if self.prior_decay != 1.0 else 1.0
+                s = s + prior * 1.0 * fade
+            return s
+        tokens = np.fromiter([t.tokens for t in candidates], np.int64, len(candidates))
+        mean = int(tokens.sum()) / len(candidates) or 1.0
+        size = np.maximum(tokens, 1) / mean
+        sizes = size.tolist()
+        if prior:
+            fade = powers(self.prior_decay, now)[ages] if self.prior_decay != 1.0 else 1.0
+            grown = np.array([x ** size_power for x in sizes]) if size_power else 1.0
+            s = s + prior * grown * fade
+        if density:
+            s = s / np.array([x ** density for x in sizes])
+        return s
 
     def params(self):
         return {
