@@ -223,11 +223,11 @@ class Evidence:
         return out, ptot, pgood
 
     def measure_many(
-        self, turns: Sequence[TurnState], numbers: np.ndarray, now: int, decay: float, wrong: float = 0.0
+        self, numbers: np.ndarray, now: int, decay: float, wrong: float, turn_at: Callable[[int], TurnState]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``measure`` for many turns at once: (settled, verdict ratio, judged) arrays.
 
-        ``numbers`` are the turns' numbers. ``ratio[k]`` is the lag window's correct / total weight
+        ``numbers`` are the turns' numbers, ``turn_at(k)`` the k-th turn. ``ratio[k]`` is the lag window's correct / total weight
         (0 when ``judged[k]`` is false: no cites in the window). Bit for bit what ``measure`` gives:
         turns on its fast path are read from the mirror of its cache (the same multiply by the same
         ``decay ** k``), the rest (``_Mirror.stale``) go through ``measure`` itself.
@@ -242,7 +242,7 @@ class Evidence:
         ratio = mirror.ratio[numbers]
         judged = mirror.judged[numbers]
         for k in np.flatnonzero(mirror.stale[numbers]).tolist():
-            t = turns[k]
+            t = turn_at(k)
             settled[k], ptot, pgood = self.measure(t, now, decay, wrong)
             ratio[k] = pgood / ptot if ptot > 0 else 0.0
             judged[k] = ptot > 0
@@ -377,27 +377,32 @@ class Measured(Policy):
     description = "evicts the turn with the least demonstrated utility per token (lagged, decayed, correctness-weighted)"
 
     def scores(self, candidates, evidence, now):
-        return self.importances(candidates, evidence, now).tolist()
+        n = len(candidates)
+        numbers = np.fromiter([t.number for t in candidates], np.int64, n)
+        arrived = np.fromiter([t.arrived for t in candidates], np.int64, n)
+        tokens = np.fromiter([t.tokens for t in candidates], np.int64, n)
+        return self.importances(numbers, arrived, tokens, evidence, now, candidates.__getitem__).tolist()
 
-    def importances(self, candidates: Sequence[TurnState], evidence: Evidence, now: int,
-                    numbers: np.ndarray | None = None) -> np.ndarray:
+    def importances(self, numbers: np.ndarray, arrived: np.ndarray, tokens: np.ndarray, evidence: Evidence,
+                    now: int, turn_at: Callable[[int], TurnState]) -> np.ndarray:
         """``scores`` as a float64 array, computed for all candidates at once.
+
+        The candidates come as columns (their numbers, arrival steps and tokens, in candidate
+        order); ``turn_at(k)`` gives candidate k's ``TurnState`` for the few turns measured one by
+        one (see ``Evidence.measure_many``).
 
         Every element goes through the same float operations, in the same order, as the formula
         in the class docstring evaluated turn by turn (``x ** k`` from ``powers`` tables or Python's
         ``**``; numpy only multiplies, adds, subtracts, divides and compares, which are exact IEEE
         operations; the one sum over floats is Python's own ``sum`` in candidate order). So the
-        importances are bit for bit those of a turn-by-turn loop. ``numbers`` may pass the
-        candidates' numbers when the caller has them.
+        importances are bit for bit those of a turn-by-turn loop.
         """
-        n = len(candidates)
+        n = len(numbers)
         if not n:
             return np.zeros(0)
-        if numbers is None:
-            numbers = np.fromiter([t.number for t in candidates], np.int64, n)
         decay, lag = self.decay, evidence.lag
-        settled, ratio, judged = evidence.measure_many(candidates, numbers, now, decay, self.wrong_weight)
-        ages = now - np.fromiter([t.arrived for t in candidates], np.int64, n)
+        settled, ratio, judged = evidence.measure_many(numbers, now, decay, self.wrong_weight, turn_at)
+        ages = now - arrived
         table = powers(decay, now)
         confirm = self.confirm if lag else 0.0
         if confirm:
@@ -405,7 +410,7 @@ class Measured(Policy):
         else:
             verdict = np.zeros(n)
         s = self._excess(settled, verdict, ages)
-        return self._per_token(s, candidates, ages, now)
+        return self._per_token(s, tokens, ages, now)
 
     def _excess(self, settled: np.ndarray, verdict: np.ndarray, ages: np.ndarray) -> np.ndarray:
         """Settled evidence and verdict above the background rate measured over the candidates."""
@@ -423,7 +428,7 @@ class Measured(Policy):
             verdict = np.where(verdict != 0.0, np.where(v > 0.0, v, 0.0), verdict)
         return u + verdict
 
-    def _per_token(self, s: np.ndarray, candidates: Sequence[TurnState], ages: np.ndarray, now: int) -> np.ndarray:
+    def _per_token(self, s: np.ndarray, tokens: np.ndarray, ages: np.ndarray, now: int) -> np.ndarray:
         """Add the size prior and divide by size ** density (size = tokens over the candidates' mean)."""
         prior, size_power, density = self.prior, self.size_power, self.density
         if not (size_power or density):
@@ -431,8 +436,7 @@ class Measured(Policy):
                 fade = powers(self.prior_decay, now)[ages] if self.prior_decay != 1.0 else 1.0
                 s = s + prior * 1.0 * fade
             return s
-        tokens = np.fromiter([t.tokens for t in candidates], np.int64, len(candidates))
-        mean = int(tokens.sum()) / len(candidates) or 1.0
+        mean = int(tokens.sum()) / len(tokens) or 1.0
         size = np.maximum(tokens, 1) / mean
         sizes = size.tolist()
         if prior:
