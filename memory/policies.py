@@ -42,53 +42,65 @@ def powers(base: float, upto: int) -> np.ndarray:
 class _Mirror:
     """The fold cache of ``Evidence`` for one key ``(decay, wrong, lag)``, as arrays by turn number.
 
-    For a turn whose every citation is folded into closed blocks (``measure``'s fast path) the
-    settled evidence at ``now`` is ``total * decay ** (now - base)`` (``total`` = 0 when nothing is
-    settled yet) and the lag window's verdict is the fixed ratio ``good / total``; these arrays hold
-    exactly those cached numbers, so a decision evaluates the fast path for all candidates at once.
-    ``stale`` marks turns the arrays may not describe: never measured, cited since (their newest
-    cites are not in a closed block yet), feedback on an answer that cited them, or a lag window
-    still open. Those are measured one by one with ``measure`` (and mirrored once settled); they
-    are the turns cited in the last ``BLOCK`` steps, so their number does not grow with the memory.
+    ``measure`` caches per turn the fold of its closed blocks (``total`` as of block ``last``), the
+    lag window's verdict and how many cites are folded; the cites after those are in the open block
+    (the one ``now`` is in) and are added one by one. This mirror holds, per turn, the same cached
+    numbers: ``total`` and ``base = (last + 1) * BLOCK`` (``total`` = 0 when nothing is folded), the
+    verdict ratio ``good / total`` and the end of the lag window. A decision then evaluates, for all
+    candidates at once, ``total * decay ** (now - base)`` plus the open block's cites (taken from
+    ``Evidence._recent``, in log order), which is the float computation ``measure`` does.
+
+    ``stale`` marks turns the mirror may not describe: never measured, feedback on an answer that
+    cited them, a cite inside their lag window, cites in a block that has closed since (their fold
+    must be extended), or a lag window still open. Those go through ``measure`` itself (and are
+    mirrored again); they are the turns cited in the block that closed last, so their number does
+    not grow with the memory. ``position`` is scratch space: turn number -> index among the turns
+    measured now.
     """
 
-    __slots__ = ("key", "total", "base", "ratio", "judged", "stale")
+    __slots__ = ("key", "total", "base", "ratio", "judged", "end", "stale", "position")
 
-    def __init__(self, key: tuple, size: int):
+    def __init__(self, key: tuple):
         self.key = key
-        self.total = np.zeros(size)
-        self.base = np.zeros(size, dtype=np.int64)
-        self.ratio = np.zeros(size)  # provisional good / total (0 when the lag window got no cites)
-        self.judged = np.zeros(size, dtype=bool)  # the lag window got cites (total > 0)
-        self.stale = np.ones(size, dtype=bool)
+        self.total = np.zeros(0)
+        self.base = np.zeros(0, dtype=np.int64)
+        self.ratio = np.zeros(0)  # provisional good / total (0 when the lag window got no cites)
+        self.judged = np.zeros(0, dtype=bool)  # the lag window got cites (total > 0)
+        self.end = np.zeros(0, dtype=np.int64)  # first step after the lag window
+        self.stale = np.ones(0, dtype=bool)
+        self.position = np.zeros(0, dtype=np.int64)
 
     def reserve(self, size: int) -> None:
         """Room for turn numbers below ``size`` (new rows are stale: measured before use)."""
         have = len(self.stale)
         if size <= have:
             return
-        size = max(size, 2 * have)
-        grow = size - have
-        self.total = np.concatenate((self.total, np.zeros(grow)))
-        self.base = np.concatenate((self.base, np.zeros(grow, dtype=np.int64)))
-        self.ratio = np.concatenate((self.ratio, np.zeros(grow)))
-        self.judged = np.concatenate((self.judged, np.zeros(grow, dtype=bool)))
+        grow = max(size, 2 * have) - have
+        for name in ("total", "base", "ratio", "judged", "end", "position"):
+            old = getattr(self, name)
+            setattr(self, name, np.concatenate((old, np.zeros(grow, dtype=old.dtype))))
         self.stale = np.concatenate((self.stale, np.ones(grow, dtype=bool)))
 
-    def mirror(self, number: int, memo: tuple | None, cited: int) -> None:
-        """Copy ``measure``'s cache of one turn if it is on the fast path (else it stays stale)."""
+    def mirror(self, t: TurnState, memo: tuple | None, cited: int) -> None:
+        """Copy ``measure``'s cache of one turn, if it has one for this key (else it stays stale)."""
         if cited == 0:  # no evidence at all: settled 0, no verdict
             total, base, ptot, pgood = 0.0, 0, 0.0, 0.0
-        elif memo is not None and memo[0] == self.key and memo[3] == cited:
+        elif memo is not None and memo[0] == self.key:
             _, total, last, _, ptot, pgood = memo
             total, base = (total, (last + 1) * BLOCK) if last >= 0 else (0.0, 0)
         else:
             return
-        self.total[number] = total
-        self.base[number] = base
-        self.ratio[number] = pgood / ptot if ptot > 0 else 0.0
-        self.judged[number] = ptot > 0
-        self.stale[number] = False
+        n = t.number
+        self.total[n] = total
+        self.base[n] = base
+        self.ratio[n] = pgood / ptot if ptot > 0 else 0.0
+        self.judged[n] = ptot > 0
+        self.end[n] = t.arrived + self.key[2]
+        self.stale[n] = False
+
+    def mark(self, turn: int) -> None:
+        if turn < len(self.stale):  # rows past the end are created stale
+            self.stale[turn] = True
 
 
 class Evidence:
@@ -108,7 +120,7 @@ class Evidence:
     the cache of the turns it cited (their correctness changed).
     """
 
-    __slots__ = ("_by_turn", "_feedback", "lag", "_fold", "_answers", "_mirror")
+    __slots__ = ("_by_turn", "_feedback", "lag", "_fold", "_answers", "_mirror", "_recent")
 
     def __init__(self, by_turn: Mapping[int, Sequence[Citation]], feedback: Mapping[object, float], lag: int = 0):
         self._by_turn = by_turn
@@ -117,6 +129,7 @@ class Evidence:
         self._fold: dict[int, tuple] = {}
         self._answers: dict[object, set[int]] = {}
         self._mirror: _Mirror | None = None
+        self._recent: list[Citation] = []  # the log since the start of the last measured block
 
     def of(self, turn: int) -> Sequence[Citation]:
         return self._by_turn.get(turn, ())
@@ -135,18 +148,20 @@ class Evidence:
         """A citation was appended to the log (in step order)."""
         if c.answer_turn is not None:
             self._answers.setdefault(c.answer_turn, set()).add(c.turn)
-        self._stale(c.turn)
+        recent = self._recent
+        if recent and recent[0].step < c.step // BLOCK * BLOCK:
+            self._close_blocks(c.step)  # keeps ``_recent`` to one block of cites
+        recent.append(c)
+        mirror = self._mirror
+        if mirror is not None and c.turn < len(mirror.end) and c.step < mirror.end[c.turn]:
+            mirror.stale[c.turn] = True  # inside the lag window: the verdict changes
 
     def changed(self, answer: object) -> None:
         """Feedback on ``answer`` arrived: the turns it cited are folded afresh."""
         for turn in self._answers.get(answer, ()):
             self._fold.pop(turn, None)
-            self._stale(turn)
-
-    def _stale(self, turn: int) -> None:
-        mirror = self._mirror
-        if mirror is not None and turn < len(mirror.stale):
-            mirror.stale[turn] = True  # rows past the end are created stale
+            if self._mirror is not None:
+                self._mirror.mark(turn)
 
     # ----- measured at decision time --------------------------------------------------------
     def _value(self, c: Citation, wrong: float) -> float:
@@ -227,28 +242,71 @@ class Evidence:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``measure`` for many turns at once: (settled, verdict ratio, judged) arrays.
 
-        ``numbers`` are the turns' numbers, ``turn_at(k)`` the k-th turn. ``ratio[k]`` is the lag window's correct / total weight
-        (0 when ``judged[k]`` is false: no cites in the window). Bit for bit what ``measure`` gives:
-        turns on its fast path are read from the mirror of its cache (the same multiply by the same
-        ``decay ** k``), the rest (``_Mirror.stale``) go through ``measure`` itself.
+        ``numbers`` are the turns' numbers, ``turn_at(k)`` the k-th turn. ``ratio[k]`` is the lag
+        window's correct / total weight (0 when ``judged[k]`` is false: no cites in the window).
+        Bit for bit what ``measure`` gives: for turns the mirror describes, the same products of
+        the same numbers, summed in the same order (the folded total first, then the open block's
+        cites in log order); the rest (``_Mirror.stale``) go through ``measure`` itself.
         """
         key = (decay, wrong, self.lag)
         mirror = self._mirror
         if mirror is None or mirror.key != key:
-            mirror = self._mirror = _Mirror(key, 0)
-        mirror.reserve(int(numbers.max()) + 1 if len(numbers) else 0)
+            mirror = self._mirror = _Mirror(key)
+        self._close_blocks(now)
+        recent = self._recent
+        mirror.reserve(max(int(numbers.max()), max((c.turn for c in recent), default=0)) + 1)
         table = powers(decay, now)
+        stale = np.flatnonzero(mirror.stale[numbers]).tolist()
         settled = mirror.total[numbers] * table[now - mirror.base[numbers]]
+        if recent and not self._add_open_block(mirror, numbers, settled, now, table, wrong):
+            stale = list(range(len(numbers)))  # a turn asked for twice: measure them one by one
         ratio = mirror.ratio[numbers]
         judged = mirror.judged[numbers]
-        for k in np.flatnonzero(mirror.stale[numbers]).tolist():
+        for k in stale:
             t = turn_at(k)
             settled[k], ptot, pgood = self.measure(t, now, decay, wrong)
             ratio[k] = pgood / ptot if ptot > 0 else 0.0
             judged[k] = ptot > 0
-            mirror.mirror(t.number, self._fold.get(t.number), len(self._by_turn.get(t.number, ())))
+            mirror.mirror(t, self._fold.get(t.number), len(self._by_turn.get(t.number, ())))
         return settled, ratio, judged
 
+    def _close_blocks(self, now: int) -> None:
+        """Drop the cites of blocks closed by ``now`` from ``_recent``: their turns' folds must grow."""
+        start = now // BLOCK * BLOCK
+        recent = self._recent
+        cut = 0
+        while cut < len(recent) and recent[cut].step < start:
+            cut += 1
+        if cut:
+            if self._mirror is not None:
+                for c in recent[:cut]:
+                    self._mirror.mark(c.turn)
+            del recent[:cut]
+
+    def _add_open_block(self, mirror: _Mirror, numbers: np.ndarray, settled: np.ndarray, now: int,
+                        table: np.ndarray, wrong: float) -> bool:
+        """Add to ``settled`` the open block's cites of the (non-stale) turns in ``numbers``.
+
+        ``_recent`` now holds exactly the open block's cites (``_close_blocks``). A cite counts for
+        a turn measured now, that the mirror describes, after its lag window (window cites are in
+        the verdict); ``np.add.at`` adds them one at a time in log order, as ``measure`` does.
+        Returns False, changing nothing, if a turn number repeats in ``numbers``.
+        """
+        recent = self._recent
+        n, m = len(numbers), len(recent)
+        turns = np.fromiter([c.turn for c in recent], np.int64, m)
+        steps = np.fromiter([c.step for c in recent], np.int64, m)
+        index = np.arange(n)
+        mirror.position[numbers] = index
+        if not np.array_equal(mirror.position[numbers], index):
+            return False
+        k = np.minimum(mirror.position[turns], n - 1)
+        ok = (numbers[k] == turns) & ~mirror.stale[turns] & (steps >= mirror.end[turns])
+        pick = np.flatnonzero(ok)
+        if len(pick):
+            values = np.array([self._value(recent[j], wrong) for j in pick.tolist()])
+            np.add.at(settled, k[pick], values * table[now - steps[pick]])
+        return True
 
 class Policy:
     """Base: subclasses override ``scores``. ``lag`` overrides the conversation's lag when set."""
