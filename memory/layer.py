@@ -176,12 +176,7 @@ class MemoryLayer:
         numbers, arrived, tokens = self._columns.candidates(now, self.lag)
         self._evidence.lag = self.lag
         turns = self._turns
-        importances = getattr(self.policy, "importances", None)
-        if importances is not None:
-            values = importances(numbers, arrived, tokens, self._evidence, now, lambda k: turns[int(numbers[k])])
-        else:
-            cands = [turns[n] for n in numbers.tolist()]
-            values = np.array(self.policy.scores(cands, self._evidence, now), dtype=np.float64)
+        values = self.policy.importances(numbers, arrived, tokens, self._evidence, now, lambda k: turns[int(numbers[k])])
         order = np.lexsort((numbers, values)).tolist() if len(numbers) else []
         return numbers.tolist(), values.tolist(), order
 

@@ -118,6 +118,10 @@ class Evidence:
     recomputed. The cache is exact by construction: a fresh fold (a rebuilt layer) performs the same
     float operations in the same order and gives bit-identical scores. Feedback on an answer drops
     the cache of the turns it cited (their correctness changed).
+
+    ``measure_many`` is ``measure`` for all candidates of a decision at once: it reads the cache
+    through ``_Mirror`` (arrays by turn number) and the open block's cites from ``_recent``, so a
+    decision costs a few array operations plus Python work for the few turns whose cache is stale.
     """
 
     __slots__ = ("_by_turn", "_feedback", "lag", "_fold", "_answers", "_mirror", "_recent")
@@ -129,7 +133,7 @@ class Evidence:
         self._fold: dict[int, tuple] = {}
         self._answers: dict[object, set[int]] = {}
         self._mirror: _Mirror | None = None
-        self._recent: list[Citation] = []  # the log since the start of the last measured block
+        self._recent: list[Citation] = []  # the log's cites in the open block (see ``measure_many``)
 
     def of(self, turn: int) -> Sequence[Citation]:
         return self._by_turn.get(turn, ())
@@ -308,6 +312,7 @@ class Evidence:
             np.add.at(settled, k[pick], values * table[now - steps[pick]])
         return True
 
+
 class Policy:
     """Base: subclasses override ``scores``. ``lag`` overrides the conversation's lag when set."""
 
@@ -317,6 +322,17 @@ class Policy:
 
     def scores(self, candidates: Sequence[TurnState], evidence: Evidence, now: int) -> list[float]:
         raise NotImplementedError
+
+    def importances(self, numbers: np.ndarray, arrived: np.ndarray, tokens: np.ndarray, evidence: Evidence,
+                    now: int, turn_at: Callable[[int], TurnState]) -> np.ndarray:
+        """``scores`` for candidates given as columns, as the layer has them (numbers, arrival
+        steps, tokens, in candidate order; ``turn_at(k)`` is candidate k's ``TurnState``).
+
+        The default builds the candidates and calls ``scores``; a policy that can score the columns
+        directly overrides it (``Measured``), and must then give exactly what ``scores`` gives.
+        """
+        candidates = [turn_at(k) for k in range(len(numbers))]
+        return np.array(self.scores(candidates, evidence, now), dtype=np.float64)
 
     def params(self) -> dict:
         return {}

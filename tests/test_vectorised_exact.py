@@ -12,14 +12,14 @@ import random
 import pytest
 
 from memory.layer import MemoryLayer
-from memory.policies import Measured
+from memory.policies import Measured, Policy
 from memory.types import MemorySettings, PinRefused
 
 
 class TurnByTurn(Measured):
     """``Measured`` as a plain loop over the candidates (the pre-vectorisation code)."""
 
-    importances = None  # the layer falls back to ``scores``
+    importances = Policy.importances  # the layer's columns go through ``scores`` below
 
     def scores(self, candidates, evidence, now):
         if not candidates:
