@@ -52,7 +52,7 @@ class _Columns:
         self.n += 1
 
     def _row(self, number: int) -> int:
-        return int(np.flatnonzero(self.rows[self.NUMBER, : self.n] == number)[0])
+        return int((self.rows[self.NUMBER, : self.n] == number).nonzero()[0][0])
 
     def remove(self, number: int) -> None:
         i, n = self._row(number), self.n
@@ -65,7 +65,7 @@ class _Columns:
     def candidates(self, now: int, lag: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(numbers, arrival steps, tokens) of the unpinned turns past their lag, in row order."""
         rows = self.rows[:, : self.n]
-        pick = np.flatnonzero((rows[self.PINNED] == 0) & (now - rows[self.SINCE] >= lag))
+        pick = ((rows[self.PINNED] == 0) & (now - rows[self.SINCE] >= lag)).nonzero()[0]
         chosen = rows[:, pick]
         return chosen[self.NUMBER], chosen[self.ARRIVED], chosen[self.TOKENS]
 

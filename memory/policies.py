@@ -258,9 +258,9 @@ class Evidence:
             mirror = self._mirror = _Mirror(key)
         self._close_blocks(now)
         recent = self._recent
-        mirror.reserve(max(int(numbers.max()), max((c.turn for c in recent), default=0)) + 1)
+        mirror.reserve(int(numbers.max()) + 1)
         table = powers(decay, now)
-        stale = np.flatnonzero(mirror.stale[numbers]).tolist()
+        stale = mirror.stale[numbers].nonzero()[0].tolist()
         settled = mirror.total[numbers] * table[now - mirror.base[numbers]]
         if recent and not self._add_open_block(mirror, numbers, settled, now, table, wrong):
             stale = list(range(len(numbers)))  # a turn asked for twice: measure them one by one
@@ -300,16 +300,22 @@ class Evidence:
         n, m = len(numbers), len(recent)
         turns = np.fromiter([c.turn for c in recent], np.int64, m)
         steps = np.fromiter([c.step for c in recent], np.int64, m)
+        mirror.reserve(int(turns.max()) + 1)
         index = np.arange(n)
         mirror.position[numbers] = index
-        if not np.array_equal(mirror.position[numbers], index):
+        if not (mirror.position[numbers] == index).all():
             return False
         k = np.minimum(mirror.position[turns], n - 1)
         ok = (numbers[k] == turns) & ~mirror.stale[turns] & (steps >= mirror.end[turns])
-        pick = np.flatnonzero(ok)
+        pick = ok.nonzero()[0]
         if len(pick):
-            values = np.array([self._value(recent[j], wrong) for j in pick.tolist()])
-            np.add.at(settled, k[pick], values * table[now - steps[pick]])
+            feedback = self._feedback
+            # ``_value`` inlined: weight * correctness, where correctness 1 leaves the weight exact
+            values = [
+                c.weight if c.answer_turn is None or feedback.get(c.answer_turn, 0.0) >= 0 else c.weight * wrong
+                for c in map(recent.__getitem__, pick.tolist())
+            ]
+            np.add.at(settled, k[pick], np.array(values) * table[now - steps[pick]])
         return True
 
 
