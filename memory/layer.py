@@ -12,6 +12,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from .policies import Evidence, Policy, make_policy
 from .types import (
     Citation,
@@ -24,6 +26,48 @@ from .types import (
 )
 
 RUNNERS_UP = 3
+
+
+class _Columns:
+    """The active turns as numpy columns, in the order of ``MemoryLayer._active``.
+
+    One row per active turn (number, arrival step, tokens, protected-since step, pinned), appended
+    when a turn enters ``_active`` and removed when it leaves, so the rows are always in the
+    dict's order (activation order, or turn order after ``from_state``). A decision selects its
+    candidates and reads what the policy needs from these columns without a Python loop over the
+    memory; candidate order, which the policy's one float sum follows, is that of ``candidates()``.
+    """
+
+    NUMBER, ARRIVED, TOKENS, SINCE, PINNED = range(5)
+    __slots__ = ("rows", "n")
+
+    def __init__(self) -> None:
+        self.rows = np.zeros((5, 64), dtype=np.int64)
+        self.n = 0
+
+    def append(self, t: TurnState) -> None:
+        if self.n == self.rows.shape[1]:
+            self.rows = np.concatenate((self.rows, np.zeros_like(self.rows)), axis=1)
+        self.rows[:, self.n] = (t.number, t.arrived, t.tokens, t.protected_since, t.pinned)
+        self.n += 1
+
+    def _row(self, number: int) -> int:
+        return int((self.rows[self.NUMBER, : self.n] == number).nonzero()[0][0])
+
+    def remove(self, number: int) -> None:
+        i, n = self._row(number), self.n
+        self.rows[:, i : n - 1] = self.rows[:, i + 1 : n].copy()
+        self.n = n - 1
+
+    def set_pinned(self, number: int, pinned: bool) -> None:
+        self.rows[self.PINNED, self._row(number)] = pinned
+
+    def candidates(self, now: int, lag: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(numbers, arrival steps, tokens) of the unpinned turns past their lag, in row order."""
+        rows = self.rows[:, : self.n]
+        pick = ((rows[self.PINNED] == 0) & (now - rows[self.SINCE] >= lag)).nonzero()[0]
+        chosen = rows[:, pick]
+        return chosen[self.NUMBER], chosen[self.ARRIVED], chosen[self.TOKENS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +83,7 @@ class MemoryLayer:
         self.step = 0
         self._turns: dict[int, TurnState] = {}
         self._active: dict[int, TurnState] = {}
+        self._columns = _Columns()  # _active as numpy columns (kept in step with it)
         self._by_turn: dict[int, list[Citation]] = {}
         self._feedback: dict[object, float] = {}
         self._evidence = Evidence(self._by_turn, self._feedback, self.lag)
@@ -63,6 +108,7 @@ class MemoryLayer:
             layer._turns[t.number] = t
             if t.active:
                 layer._active[t.number] = t
+                layer._columns.append(t)
                 layer.used_tokens += t.tokens
                 if t.pinned:
                     layer.pinned_tokens += t.tokens
@@ -115,11 +161,24 @@ class MemoryLayer:
 
     def ranking(self) -> list[tuple[TurnState, float]]:
         """Candidates with their importance *now*, lowest (first to go) first; ties older first."""
-        cands = self.candidates()
+        numbers, scores, order = self._ranked()
+        return [(self._turns[numbers[i]], scores[i]) for i in order]
+
+    def _ranked(self) -> tuple[list[int], list[float], list[int]]:
+        """(candidates' numbers, their importances, candidate indices lowest first; ties older first).
+
+        The candidates are ``candidates()``, read from the columns in the same order. The order is
+        numpy's sort of (importance, turn number) pairs: the same total order as Python's
+        ``sorted`` by that key (turn numbers are unique), without a Python call per item; callers
+        that need only the first few (``enforce_budget``) read only those.
+        """
+        now = self.step
+        numbers, arrived, tokens = self._columns.candidates(now, self.lag)
         self._evidence.lag = self.lag
-        scores = self.policy.scores(cands, self._evidence, self.step)
-        order = sorted(range(len(cands)), key=lambda i: (scores[i], cands[i].number))
-        return [(cands[i], scores[i]) for i in order]
+        turns = self._turns
+        values = self.policy.importances(numbers, arrived, tokens, self._evidence, now, lambda k: turns[int(numbers[k])])
+        order = np.lexsort((numbers, values)).tolist() if len(numbers) else []
+        return numbers.tolist(), values.tolist(), order
 
     def importance(self, numbers: Iterable[int] | None = None) -> dict[int, float]:
         """Importance under the active policy *now*, for any turns (the inspector's column)."""
@@ -155,6 +214,7 @@ class MemoryLayer:
         self.step = step
         self._turns[step] = t
         self._active[step] = t
+        self._columns.append(t)
         self.used_tokens += tokens
         return t
 
@@ -211,6 +271,7 @@ class MemoryLayer:
         if not t.active:
             self._activate(t)
         t.pinned = True
+        self._columns.set_pinned(number, True)
         self.pinned_tokens += t.tokens
         records = self.enforce_budget(f"over budget after pin of turn {number}")
         return records
@@ -221,6 +282,7 @@ class MemoryLayer:
             return []
         t.pinned = False
         if t.active:
+            self._columns.set_pinned(number, False)
             self.pinned_tokens -= t.tokens
         return self.enforce_budget(f"over budget after unpin of turn {number}")
 
@@ -236,6 +298,7 @@ class MemoryLayer:
         t.active = True
         t.protected_since = self.step
         self._active[t.number] = t
+        self._columns.append(t)
         self.used_tokens += t.tokens
 
     def enforce_budget(self, reason: str | None = None) -> list[EvictionRecord]:
@@ -249,16 +312,18 @@ class MemoryLayer:
             return []
         goal = math.floor(self.budget * self.settings.low_watermark)
         reason = reason or f"over budget at step {self.step}"
-        ranking = self.ranking()
+        numbers, scores, order = self._ranked()
         records: list[EvictionRecord] = []
-        for i, (t, score) in enumerate(ranking):
+        for pos, i in enumerate(order):
             if self.used_tokens <= goal:
                 break
+            t, score = self._turns[numbers[i]], scores[i]
             before = self.used_tokens
             t.active = False
             del self._active[t.number]
+            self._columns.remove(t.number)
             self.used_tokens -= t.tokens
-            runners = tuple((r.number, s) for r, s in ranking[i + 1 : i + 1 + RUNNERS_UP])
+            runners = tuple((numbers[j], scores[j]) for j in order[pos + 1 : pos + 1 + RUNNERS_UP])
             records.append(
                 EvictionRecord(
                     turn=t.number,
