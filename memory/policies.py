@@ -8,6 +8,7 @@ Higher importance means "keep".
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -474,8 +475,9 @@ class Measured(Policy):
         Every element goes through the same float operations, in the same order, as the formula
         in the class docstring evaluated turn by turn (``x ** k`` from ``powers`` tables or Python's
         ``**``; numpy only multiplies, adds, subtracts, divides and compares, which are exact IEEE
-        operations; the one sum over floats is Python's own ``sum`` in candidate order). So the
-        importances are bit for bit those of a turn-by-turn loop.
+        operations; the one sum over floats is ``math.fsum``, exactly rounded, so independent of
+        the candidates' order). So the importances are bit for bit those of a turn-by-turn loop, in
+        a live layer and in one rebuilt from the database alike.
         """
         n = len(numbers)
         if not n:
@@ -498,7 +500,9 @@ class Measured(Policy):
         if not background:
             return settled + verdict
         total_age = int(ages.sum())  # integers: exact in any order
-        rate = sum(settled.tolist()) / total_age if total_age else 0.0  # Python's sum, in order
+        # fsum: exactly rounded, so the same whatever the candidates' order (a rebuilt layer lists them
+        # by number, a live one by activation) and whatever the Python version
+        rate = math.fsum(settled.tolist()) / total_age if total_age else 0.0
         cut = background * rate
         u = settled - cut * ages
         u = np.where(u > 0.0, u, 0.0)

@@ -7,6 +7,7 @@ reference below is the turn-by-turn loop it replaced; two layers fed the same ra
 records and the same importances, compared with ``==`` on floats.
 """
 
+import math
 import random
 
 import pytest
@@ -38,7 +39,7 @@ class TurnByTurn(Measured):
         cut = vcut = 0.0
         if background:
             total_age = sum(ages)
-            rate = sum(settled) / total_age if total_age else 0.0
+            rate = math.fsum(settled) / total_age if total_age else 0.0
             cut = background * rate
             vcut = cut * self.verdict_cut
         sized = self.size_power or self.density
