@@ -130,9 +130,12 @@ def test_settings_are_stored_per_conversation(svc):
     budget = [n for n in at.number_input if n.label == "Budget (tokens)"][0]
     budget.set_value(500)
     [s for s in at.selectbox if s.label == "Policy"][0].set_value("lru")
+    [c for c in at.checkbox if c.label.startswith("Second chance")][0].check()
     [b for b in at.button if b.label == "Save settings"][0].click().run()
     c = svc.store.conversation(conv)
-    assert (c.budget, c.policy) == (500, "lru")
+    assert (c.budget, c.policy, c.auto_restore) == (500, "lru", True)
+    other = svc.store.create("other")
+    assert svc.store.conversation(other).auto_restore is False  # per conversation, off by default
 
 
 def test_new_rename_and_delete_with_confirmation(svc):

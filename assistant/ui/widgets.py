@@ -333,11 +333,15 @@ def settings_panel(store: MemoryStore, conv_id: int) -> None:
             names = list(POLICIES)
             policy = st.selectbox("Policy", names, index=names.index(conv.policy) if conv.policy in names else 0,
                                   format_func=lambda n: f"{n} — {policy_description(n)}")
+            second_chance = st.checkbox(
+                "Second chance (auto-restore)", value=bool(conv.auto_restore),
+                help="When a question is closer to a forgotten turn than to anything in memory, bring "
+                     "that turn back instead of only logging the miss.")
             if st.form_submit_button("Save settings"):
                 params = dict(conv.policy_params or {}) if policy == conv.policy else {}
                 settings = MemorySettings(budget=int(budget), lag=int(lag), policy=policy,
                                           low_watermark=conv.low_watermark, pin_share=conv.pin_share, policy_params=params)
-                records = store.update_settings(conv_id, settings)
+                records = store.update_settings(conv_id, settings, auto_restore=second_chance)
                 flash("Memory settings saved." + _evicted_note(records), "success")
                 st.rerun()
 
