@@ -151,8 +151,20 @@ def chat_then_pin(page, url: str, db_url: str) -> None:
     sidebar.get_by_text("Memory settings").click()
     sidebar.get_by_role("spinbutton", name="Budget (tokens)").fill("60")
     sidebar.get_by_role("spinbutton", name="Lag (steps)").fill("2")
-    sidebar.get_by_role("button", name="Save settings").click()
-    expect(page.get_by_text("Memory settings saved.")).to_be_visible()
+    # Seen here about one run in four: the first click on the form's button, right after typing in
+    # a number field, sends nothing (the page never reruns; Streamlit's number input commits on
+    # blur). A person clicks again; so does the test, and it checks the settings were stored.
+    saved = page.get_by_text("Memory settings saved.")
+    for _attempt in range(3):
+        sidebar.get_by_role("button", name="Save settings").click()
+        try:
+            expect(saved).to_be_visible(timeout=15_000)
+            print(f"settings saved on click {_attempt + 1}")
+            break
+        except AssertionError:
+            continue
+    expect(saved).to_be_visible()
+    expect(page.get_by_text("Memory: 0 of 60 tokens · lag 2 steps")).to_be_visible()
 
     for i, message in enumerate(MESSAGES):
         box.fill(message)
