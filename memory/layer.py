@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .policies import Evidence, Policy, make_policy
+from .evidence import Evidence
+from .policies import Policy, make_policy
 from .types import (
     Citation,
     EvictionRecord,
