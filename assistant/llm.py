@@ -47,9 +47,10 @@ from assistant.errors import (
 Message = Mapping[str, Any]
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-# The embedded 135M model drifts into other languages and invented names at 0.7 (tried on a
-# handful of chat prompts at 0.0 / 0.3 / 0.7); 0.3 keeps it on the conversation.
+# Answers' temperature by backend. The embedded 135M model drifts into other languages and
+# invented names at the usual 0.7 (tried on a handful of chat prompts at 0.0 / 0.3 / 0.7).
 ANSWER_TEMPERATURE = {"local": 0.3}
+DEFAULT_ANSWER_TEMPERATURE = 0.7
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_RETRIES = 2
 BACKENDS = ("openai", "local", "compatible", "fake")
@@ -350,7 +351,7 @@ class LLMClient:
         mapped error from the iterator. A consumer that stops early closes the HTTP response.
         ``temperature`` defaults to the backend's answer temperature (``ANSWER_TEMPERATURE``)."""
         if temperature is None:
-            temperature = ANSWER_TEMPERATURE.get(self.backend, 0.7)
+            temperature = ANSWER_TEMPERATURE.get(self.backend, DEFAULT_ANSWER_TEMPERATURE)
         try:
             sdk_stream = self._create(
                 model=self.model, messages=list(messages), temperature=temperature,

@@ -18,7 +18,7 @@ import numpy as np
 from .types import Citation, TurnState
 
 
-BLOCK = 16  # steps per block of the settled-evidence fold (see ``Evidence.settled``)
+BLOCK = 16  # steps per block of the settled-evidence fold (see ``Evidence.measure``)
 
 _POWERS: dict[float, np.ndarray] = {}
 
@@ -113,7 +113,7 @@ class Evidence:
     lag in force (the layer keeps it current): evidence a turn got inside its own lag window
     (steps ``arrived .. arrived + lag - 1``) is *provisional*, evidence after it is *settled*.
 
-    ``settled`` is computed from the raw log at decision time. So that a decision costs what the
+    Settled evidence is computed from the raw log at decision time. So that a decision costs what the
     memory holds, not what the history holds, its value is defined by a fold over fixed blocks of
     ``BLOCK`` steps (``E_b = E_prev * decay ** (steps between block ends) + sum of block b``); closed
     blocks never change, so the fold of a turn's closed blocks is cached and extended, never
@@ -174,21 +174,6 @@ class Evidence:
         if c.answer_turn is None:
             return c.weight
         return c.weight * self.correctness(c.answer_turn, wrong)
-
-    def provisional(self, t: TurnState, wrong: float = 0.0) -> tuple[float, float]:
-        """(total weight, correctness-weighted weight) of the evidence inside ``t``'s lag window."""
-        end = t.arrived + self.lag
-        total = good = 0.0
-        for c in self._by_turn.get(t.number, ()):
-            if c.step >= end:
-                break
-            total += c.weight
-            good += self._value(c, wrong)
-        return total, good
-
-    def settled(self, t: TurnState, now: int, decay: float, wrong: float = 0.0) -> float:
-        """Sum over ``t``'s evidence after its lag window of ``weight * correctness * decay ** age``."""
-        return self.measure(t, now, decay, wrong)[0]
 
     def measure(self, t: TurnState, now: int, decay: float, wrong: float = 0.0) -> tuple[float, float, float]:
         """(settled, provisional total weight, provisional correct weight) for ``t`` at ``now``.
