@@ -9,8 +9,6 @@ Vectors are L2-normalized float32, so cosine similarity is a plain dot product. 
 once when stored and its vector kept in the database as little-endian float32 bytes
 (``pack_vector``/``unpack_vector``), together with ``model_name`` and ``dim``.
 
-``HashEmbedder`` is a cheap deterministic stand-in for unit tests of *other* modules (service,
-storage). It shares word overlap, not meaning: tests that claim to check embeddings use the real model.
 """
 
 from __future__ import annotations
@@ -112,27 +110,6 @@ def get_embedder() -> SentenceEmbedder:
             if _singleton is None:
                 _singleton = SentenceEmbedder()
     return _singleton
-
-
-class HashEmbedder:
-    """Deterministic bag-of-words feature hashing (signed buckets), normalized. For unit tests only.
-
-    Stable across processes (blake2b, not Python's salted ``hash``); texts sharing words are similar.
-    """
-
-    model_name = "hash-bow"
-
-    def __init__(self, dim: int = 64) -> None:
-        self.dim = dim
-
-    def encode(self, texts: str | Sequence[str]) -> np.ndarray:
-        items = _as_list(texts)
-        out = np.zeros((len(items), self.dim), dtype=np.float32)
-        for i, text in enumerate(items):
-            for word in re.findall(r"\w+", text.lower()):
-                h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
-                out[i, h % self.dim] += 1.0 if (h >> 32) & 1 else -1.0
-        return _normalize(out)
 
 
 # --------------------------------------------------------------------------- storage and similarity

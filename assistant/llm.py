@@ -2,7 +2,7 @@
 
 Why one interface: the retrieval step and the answer both go through ``complete()`` and
 ``stream()``, whichever model sits behind them -- OpenAI, any OpenAI-compatible server (Ollama,
-vLLM, llama.cpp server, LM Studio), the embedded SmolLM2 server, or the scripted ``FakeLLM`` in
+vLLM, llama.cpp server, LM Studio), the embedded SmolLM2 server, or a scripted fake injected by
 tests. Configuration comes from the environment the way users expect:
 
 * ``OPENAI_API_KEY`` alone            -> OpenAI itself (backend ``openai``);
@@ -10,8 +10,7 @@ tests. Configuration comes from the environment the way users expect:
   URL is api.openai.com). An empty string counts as unset;
 * neither                             -> the embedded local model (backend ``local``), started on
   first use by :mod:`assistant.local_model`; no key, no network;
-* ``LAGMEM_LLM=fake``                 -> the scripted :class:`assistant.fake_llm.FakeLLM`;
-  ``LAGMEM_LLM=local`` forces the embedded model even when a key is set.
+* ``LAGMEM_LLM=local``                forces the embedded model even when a key is set.
 
 ``LAGMEM_MODEL`` names the model; ``LAGMEM_LLM_TIMEOUT`` (seconds) and ``LAGMEM_LLM_RETRIES``
 tune the short timeout and retry count; ``LAGMEM_STRUCTURED`` overrides what structured output an
@@ -53,7 +52,7 @@ ANSWER_TEMPERATURE = {"local": 0.3}
 DEFAULT_ANSWER_TEMPERATURE = 0.7
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_RETRIES = 2
-BACKENDS = ("openai", "local", "compatible", "fake")
+BACKENDS = ("openai", "local", "compatible")
 STRUCTURED_MODES = ("json_schema", "json_object_schema", "none")
 
 # How servers say "the prompt does not fit"; OpenAI uses the code, others only prose.
@@ -105,13 +104,11 @@ class LLMConfig:
         structured = _env(env, "LAGMEM_STRUCTURED")
         forced = (_env(env, "LAGMEM_LLM") or "").lower()
 
-        if forced == "fake":
-            backend = "fake"
-        elif forced == "local" or (api_key is None and base_url is None):
+        if forced == "local" or (api_key is None and base_url is None):
             # Nothing configured: the embedded model, so a fresh machine works with no key.
             backend, api_key, base_url = "local", None, None
         elif forced not in ("", "openai", "compatible"):
-            raise ValueError(f"LAGMEM_LLM={forced!r}: expected 'fake', 'local' or unset")
+            raise ValueError(f"LAGMEM_LLM={forced!r}: expected 'local' or unset")
         elif base_url is None or urlparse(base_url).hostname == "api.openai.com":
             backend = "openai"
         else:
@@ -125,8 +122,7 @@ class LLMConfig:
 def _default_structured(backend: str) -> str:
     # OpenAI honours strict json_schema; llama-cpp-python's server takes a JSON-object schema
     # (and a GBNF grammar); an unknown server gets plain text and the `[T12]` fallback parser.
-    return {"openai": "json_schema", "local": "json_object_schema",
-            "fake": "json_object_schema"}.get(backend, "none")
+    return {"openai": "json_schema", "local": "json_object_schema"}.get(backend, "none")
 
 
 def _is_context_error(exc: openai.APIStatusError) -> bool:
@@ -211,8 +207,6 @@ class LLMClient:
     """
 
     def __init__(self, config: LLMConfig) -> None:
-        if config.backend == "fake":
-            raise ValueError("the fake backend is FakeLLM; build clients with make_llm()")
         self.config = config
         self.backend: str = config.backend
         self.structured: str = config.structured or _default_structured(config.backend)
@@ -396,7 +390,7 @@ def make_llm(config: LLMConfig | Any | None = None):
     """The single factory the app, the CLI and the tests use.
 
     ``config`` may be an :class:`LLMConfig`, ``None`` (read the environment), or an already
-    built client (a ``FakeLLM`` or ``LLMClient``), which is returned as is so callers can inject.
+    built client (an ``LLMClient`` or a test's fake), which is returned as is so callers can inject.
     """
     if config is None:
         config = LLMConfig.from_env()
@@ -404,9 +398,4 @@ def make_llm(config: LLMConfig | Any | None = None):
         if hasattr(config, "complete") and hasattr(config, "stream"):
             return config
         raise TypeError(f"make_llm() takes an LLMConfig, a client or None, not {config!r}")
-    if config.backend == "fake":
-        from assistant.fake_llm import FakeLLM
-
-        return FakeLLM(model=config.model or "fake-model",
-                       structured=config.structured or "json_object_schema")
     return LLMClient(config)

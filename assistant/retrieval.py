@@ -382,8 +382,3 @@ def find_misses(message_vec: np.ndarray, evicted: Sequence[Candidate],
               if float(s) >= threshold and (best_offered_sim is None or float(s) > best_offered_sim)]
     return sorted(misses, key=lambda m: (-m.similarity, m.turn))
 
-
-if __name__ == "__main__":
-    from assistant.retrieval_bench import main
-
-    raise SystemExit(main())

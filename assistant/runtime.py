@@ -2,14 +2,15 @@
 memory store, the model client, the embedder, the token counter and the ChatService.
 
 The app wraps ``get_service()`` in ``st.cache_resource``; the CLI calls it directly. Tests inject
-fakes with ``LAGMEM_LLM=fake`` and ``LAGMEM_EMBEDDINGS=hash`` (never to check what they fake).
+fakes by calling ``get_service(url, llm=..., embedder=...)`` first: later calls for the same
+database share that service.
 """
 
 from __future__ import annotations
 
 import threading
 
-from memory.tokens import make_token_counter
+from assistant.tokens import make_token_counter
 from memory.types import MemorySettings
 from storage.db import default_url, make_engine
 
@@ -33,10 +34,6 @@ def get_store(url: str | None = None) -> MemoryStore:
 
 
 def make_embedder():
-    if env("LAGMEM_EMBEDDINGS") == "hash":
-        from .embeddings import HashEmbedder
-
-        return HashEmbedder()
     from .embeddings import get_embedder
 
     return get_embedder()

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.bench import locomo, protocol, report  # noqa: E402
+from bench import locomo, protocol, report  # noqa: E402
 from memory.policies import Measured  # noqa: E402
 
 BASELINES = ("fifo", "lru", "accumulate", "window")

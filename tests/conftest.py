@@ -86,6 +86,6 @@ def store(engine):
 
 @pytest.fixture(scope="session")
 def counter():
-    from memory.tokens import make_token_counter
+    from assistant.tokens import make_token_counter
 
     return make_token_counter(None)

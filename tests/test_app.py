@@ -1,5 +1,5 @@
 """The two pages, headless (Streamlit's AppTest), with the scripted fake model and hash embeddings
-injected through the runtime (``LAGMEM_LLM=fake``, ``LAGMEM_EMBEDDINGS=hash``). Every test has its
+injected through the runtime (``runtime.get_service(llm=..., embedder=...)`` before the page runs). Every test has its
 own database (SQLite, or PostgreSQL in the suite's second run), hence its own cached service.
 Plus the pages' plain helpers (``assistant.ui.views``), tested without Streamlit."""
 
@@ -13,6 +13,8 @@ from sqlalchemy.orm import Session
 from streamlit.testing.v1 import AppTest
 
 from assistant import runtime
+from bench.fakes import HashEmbedder
+from tests.fake_llm import FakeLLM
 from assistant.errors import ServerUnreachable
 from assistant.retrieval import CiteCheck, RetrievalConfig
 from assistant.ui import views as V
@@ -28,9 +30,7 @@ TIMEOUT = 30  # the first run opens and migrates the database; later runs take m
 @pytest.fixture
 def svc(monkeypatch, db_url):
     monkeypatch.setenv("LAGMEM_DATABASE_URL", db_url)  # SQLite, or PostgreSQL in the second run
-    monkeypatch.setenv("LAGMEM_LLM", "fake")
-    monkeypatch.setenv("LAGMEM_EMBEDDINGS", "hash")
-    s = runtime.get_service()
+    s = runtime.get_service(llm=FakeLLM(), embedder=HashEmbedder())
     # hash embeddings are not semantic: accept every offered cite so citations are predictable
     s.retrieval = RetrievalConfig(check=CiteCheck(min_similarity=None))
     return s

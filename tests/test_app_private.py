@@ -13,6 +13,8 @@ from sqlalchemy.orm import Session
 from streamlit.testing.v1 import AppTest
 
 from assistant import runtime
+from bench.fakes import HashEmbedder
+from tests.fake_llm import FakeLLM
 from assistant.ui import widgets as W
 from storage.models import Conversation, Turn
 
@@ -23,8 +25,7 @@ INSPECTOR = "pages/1_Memory_inspector.py"
 @pytest.fixture
 def signed_in(monkeypatch, db_url):
     monkeypatch.setenv("LAGMEM_DATABASE_URL", db_url)  # SQLite, or PostgreSQL in the second run
-    monkeypatch.setenv("LAGMEM_LLM", "fake")
-    monkeypatch.setenv("LAGMEM_EMBEDDINGS", "hash")
+    runtime.get_service(llm=FakeLLM(), embedder=HashEmbedder())
     who = {"user": None}
     monkeypatch.setattr(W, "auth_configured", lambda: True)
     monkeypatch.setattr(W, "signed_in_user", lambda: who["user"])

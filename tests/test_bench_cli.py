@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from assistant import bench_cli
+from cli import bench as bench_cli
 
 
 def test_help_lists_subcommands(capsys):
@@ -37,7 +37,7 @@ def test_synthetic_small_run(tmp_path):
 
 
 def test_speed_small_run(tmp_path):
-    from assistant.speedbench import run_size
+    from bench.speed import run_size
 
     r = run_size(200, persisted=False, naive_steps=3)
     assert r["pure_median_ms"] > 0 and r["turns"] == 200

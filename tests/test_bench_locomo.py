@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.bench import locomo, protocol, report
+from bench import locomo, protocol, report
 
 DATA = Path("/work/shared/data/locomo/locomo_dev.json")
 if not DATA.exists():

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from memory.bench.oracle import OraclePolicy, brute_force, solve
+from bench.oracle import OraclePolicy, brute_force, solve
 from memory.layer import MemoryLayer
 from memory.types import MemorySettings
 

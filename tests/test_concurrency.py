@@ -22,7 +22,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from assistant.embeddings import HashEmbedder
+from bench.fakes import HashEmbedder
 from assistant.replay import replay
 from assistant.retrieval import CiteCheck, RetrievalConfig
 from assistant.service import ChatService

@@ -53,7 +53,7 @@ def test_sigkill_midway_keeps_every_committed_turn(attempt, tmp_path, db_url, co
 
     probe = create_engine(db_url)  # plain: reading must not migrate or lock anything
     proc = subprocess.Popen(
-        [sys.executable, "-m", "assistant.cli", "replay", str(FILE), "--db", db_url, "--json"],
+        [sys.executable, "-m", "cli.main", "replay", str(FILE), "--db", db_url, "--json"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     # kill at a random point: once a random number of turns (2..400 of 520) is stored

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.fakes import HashEmbedder
 from assistant.embeddings import (
     MODEL_NAME,
     Embedder,
-    HashEmbedder,
     cosine,
     cosine_many,
     get_embedder,

@@ -19,10 +19,10 @@ from sqlalchemy import event, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
-from assistant.embeddings import HashEmbedder
+from bench.fakes import HashEmbedder
 from assistant.errors import LLMError, LLMTimeout, StorageError
 from assistant.llm import LLMClient, LLMConfig
-from assistant.loadtest import check_contract
+from bench.loadtest import check_contract
 from assistant.replay import export_transcript, replay, settings_from
 from assistant.retrieval import CiteCheck, RetrievalConfig
 from assistant.service import ChatService

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from assistant.cli import main
-from assistant.embeddings import HashEmbedder
-from assistant.fake_llm import FakeLLM
-from assistant.loadtest import check_contract
+from cli.main import main
+from bench.fakes import HashEmbedder
+from tests.fake_llm import FakeLLM
+from bench.loadtest import check_contract
 from assistant.replay import export_transcript
 from assistant.retrieval import CiteCheck, RetrievalConfig
 from assistant.service import ChatService, EmptyMessage, clean_text

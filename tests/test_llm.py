@@ -24,7 +24,7 @@ from assistant.errors import (
     RateLimited,
     ServerUnreachable,
 )
-from assistant.fake_llm import FakeLLM
+from tests.fake_llm import FakeLLM
 from assistant.llm import LLMClient, LLMConfig, make_llm
 from tests.fake_openai import (  # noqa: F401  (fixtures)
     Drop,
@@ -101,15 +101,14 @@ def test_structured_mode_can_be_declared_for_a_compatible_server(clean_env):
     assert make_llm().structured == "json_object_schema"
 
 
-def test_lagmem_llm_selects_fake_or_forces_local(clean_env):
+def test_lagmem_llm_forces_local(clean_env):
     clean_env.setenv("OPENAI_API_KEY", "sk-x")
-    clean_env.setenv("LAGMEM_LLM", "fake")
-    assert isinstance(make_llm(), FakeLLM)
     clean_env.setenv("LAGMEM_LLM", "local")
     assert make_llm().backend == "local"
-    clean_env.setenv("LAGMEM_LLM", "bogus")
-    with pytest.raises(ValueError):
-        LLMConfig.from_env()
+    for bogus in ("bogus", "fake"):  # the scripted fake is injected by tests, never configured
+        clean_env.setenv("LAGMEM_LLM", bogus)
+        with pytest.raises(ValueError):
+            LLMConfig.from_env()
 
 
 def test_make_llm_passes_an_injected_client_through():

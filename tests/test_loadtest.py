@@ -8,9 +8,9 @@ import json
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from assistant.cli import main
-from assistant.fake_openai_server import FakeOpenAIServer
-from assistant.loadtest import SETTINGS, check_contract, make_service, ok, run
+from cli.main import main
+from bench.fake_openai_server import FakeOpenAIServer
+from bench.loadtest import SETTINGS, check_contract, make_service, ok, run
 from storage.models import EvictionRow
 
 KEYS = {"exchanges", "exchanges_per_s", "p99_ms", "lost", "duplicated", "gaps", "contract_violations",

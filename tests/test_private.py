@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.cli import main
-from assistant.embeddings import HashEmbedder
-from assistant.fake_llm import FakeLLM
+from assistant import runtime
+from cli.main import main
+from bench.fakes import HashEmbedder
+from tests.fake_llm import FakeLLM
 from assistant.replay import export_transcript
 from assistant.service import ChatService
 from memory.types import MemorySettings
@@ -46,8 +47,7 @@ def test_two_users_cannot_read_or_change_each_others_conversations(store, counte
             attempt()
     assert export_transcript(store, alice, owner="alice") == before  # nothing changed
 
-    monkeypatch.setenv("LAGMEM_LLM", "fake")
-    monkeypatch.setenv("LAGMEM_EMBEDDINGS", "hash")
+    runtime.get_service(db_url, llm=FakeLLM(), embedder=HashEmbedder())
     main(["list", "--db", db_url, "--user", "bob"])
     out = capsys.readouterr().out
     assert "bob's notes" in out and "alice" not in out

@@ -1,34 +1,129 @@
-"""memory/ is the pure core: no streamlit, sqlalchemy, openai, network or outer layers."""
+"""The house rules, checked: the pure core stays pure, data flows one way, one door to storage.
+
+Floors (``../shared/DESIGN.md``): ``app.py, pages/, cli/`` (shells) -> ``assistant/`` (the product)
+-> ``memory/`` (the pure core); ``assistant/store.py`` -> ``storage/`` (-> memory's value types);
+``bench/`` measures the product and the product never imports it; ``tests/`` may import anything.
+"""
+
+from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-FORBIDDEN = {"streamlit", "sqlalchemy", "openai", "httpx", "httpx2", "requests", "urllib3", "socket",
-             "storage", "assistant", "alembic", "psycopg"}
-MEMORY = Path(__file__).parent.parent / "memory"
+ROOT = Path(__file__).parent.parent
+OURS = {"memory", "storage", "assistant", "bench", "cli", "pages", "app", "tests"}
+# memory/ does no I/O at all: no files, no environment, no network, no outer layer.
+MEMORY_FORBIDDEN = {"os", "pathlib", "platformdirs", "io", "shutil", "tempfile", "subprocess",
+                    "streamlit", "sqlalchemy", "openai", "httpx", "httpx2", "requests", "urllib",
+                    "urllib3", "socket", "alembic", "psycopg", "tiktoken", "torch",
+                    "sentence_transformers"} | (OURS - {"memory"})
+# what each floor may import of ours
+ALLOWED = {
+    "memory": {"memory"},
+    "storage": {"storage", "memory"},
+    "assistant": {"assistant", "memory", "storage"},
+    "bench": {"bench", "assistant", "memory", "storage"},
+    "cli": {"cli", "assistant", "bench", "memory"},
+    "pages": {"assistant", "memory"},
+    "app": {"assistant", "memory"},
+}
 
 
-def test_memory_imports_nothing_from_outer_layers_or_io_libraries():
+def _modules() -> dict[str, Path]:
+    """Our modules by dotted name (app.py and pages/ count as the web shell)."""
+    out = {"app": ROOT / "app.py"}
+    for floor in ("memory", "storage", "assistant", "bench", "cli"):
+        for path in (ROOT / floor).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    for path in (ROOT / "pages").glob("*.py"):
+        out[f"pages.{path.stem}"] = path
+    return out
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """Every module ``path`` imports (absolute names; relative imports resolved)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            found |= {f"{mod}.{a.name}" for a in node.names}
+    return found
+
+
+def test_memory_imports_no_io_and_no_outer_layer():
     offenders = []
-    for path in MEMORY.rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in FORBIDDEN]
+    for name, path in _modules().items():
+        if name.split(".")[0] != "memory":
+            continue
+        text = path.read_text(encoding="utf-8")
+        offenders += [f"{name}: imports {m}" for m in sorted(_imports(name, path))
+                      if m.split(".")[0] in MEMORY_FORBIDDEN]
+        if re.search(r"(?<![\w.])open\(", text):
+            offenders.append(f"{name}: calls open(")
+        if "environ" in text:
+            offenders.append(f"{name}: reads the environment")
     assert offenders == []
+
+
+def test_every_floor_imports_only_the_floors_below_it():
+    offenders = []
+    for name, path in _modules().items():
+        floor = name.split(".")[0]
+        for mod in sorted(_imports(name, path)):
+            top = mod.split(".")[0]
+            if top in OURS and top not in ALLOWED[floor]:
+                offenders.append(f"{name} imports {mod}")
+    assert offenders == []
+
+
+def test_only_the_store_opens_the_door_to_storage():
+    offenders = [name for name, path in _modules().items()
+                 if name.split(".")[0] not in ("storage", "bench")
+                 and name != "assistant.store"
+                 and any(m.split(".")[0] == "storage" for m in _imports(name, path))]
+    assert offenders == []
+
+
+def test_no_import_cycles_between_our_modules():
+    mods = _modules()
+    graph = {name: {m for m in _imports(name, path) if m in mods and m != name} for name, path in mods.items()}
+    # a package's __init__ importing its own submodules is not a cycle through the package
+    cycles, state = [], {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(" -> ".join(trail[trail.index(nxt):] + [node, nxt]) if nxt in trail else f"{node} -> {nxt}")
+            elif nxt not in state:
+                visit(nxt, trail + [node])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [])
+    assert cycles == []
 
 
 def test_importing_the_core_loads_no_io_library():
     code = (
-        "import sys, memory.layer, memory.policies, memory.transcript, memory.types;"
-        "bad = [m for m in ('streamlit', 'sqlalchemy', 'openai', 'storage', 'assistant') if m in sys.modules];"
+        "import sys, memory.layer, memory.policies, memory.transcript, memory.types, memory.tokens;"
+        "bad = [m for m in ('streamlit', 'sqlalchemy', 'openai', 'storage', 'assistant', 'tiktoken') if m in sys.modules];"
         "print(','.join(bad))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=MEMORY.parent, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == ""

@@ -26,7 +26,7 @@ ROOT = CONVERSATIONS.parent.parent
 
 def run_cli(*args, env_extra=None):
     env = {**os.environ, **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "assistant.cli", *args], capture_output=True, text=True, cwd=ROOT, env=env)
+    return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True, text=True, cwd=ROOT, env=env)
 
 
 def replay_json(store, counter, name, **overrides):

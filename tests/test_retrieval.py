@@ -7,9 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from assistant.embeddings import HashEmbedder, get_embedder
+from assistant.embeddings import get_embedder
+from bench.fakes import HashEmbedder
 from assistant.errors import LLMError, ServerUnreachable
-from assistant.fake_llm import FakeLLM
+from tests.fake_llm import FakeLLM
 from assistant.retrieval import (
     Candidate,
     CiteCheck,

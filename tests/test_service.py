@@ -9,9 +9,9 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from assistant.embeddings import HashEmbedder
+from bench.fakes import HashEmbedder
 from assistant.errors import RateLimited, ServerUnreachable
-from assistant.fake_llm import FakeLLM
+from tests.fake_llm import FakeLLM
 from assistant.retrieval import CiteCheck, RetrievalConfig
 from assistant.service import ChatService, EmptyMessage
 from memory.types import MemorySettings

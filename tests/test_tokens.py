@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memory import tokens
-from memory.tokens import (
+from assistant import tokens
+from assistant.tokens import (
     ENCODING_FILES,
     TiktokenCounter,
     TokenCounter,
@@ -171,7 +171,7 @@ OFFLINE_SCRIPT = textwrap.dedent(
         raise OSError("network is unreachable in this test")
     socket.socket.connect = no_connect
 
-    from memory.tokens import make_token_counter, prepare_offline
+    from assistant.tokens import make_token_counter, prepare_offline
     out = {
         "gpt-4o": make_token_counter("gpt-4o").encode("hello world"),
         "smol": make_token_counter("SmolLM2-135M-Instruct").encode("hello world"),
@@ -209,15 +209,3 @@ def test_works_with_network_unreachable(tmp_path):
     assert out["gpt-4o"] == out["plain_model"] == [24912, 2375]
     assert out["smol"] == out["plain_cl100k"] == [15339, 1917]
     assert (tmp_path / "fresh" / "tiktoken").is_dir()
-
-
-def test_memory_package_stays_pure():
-    """memory/tokens.py must not pull in the app's heavy or I/O layers."""
-    code = (
-        "import sys, memory.tokens\n"
-        "bad = [m for m in ('streamlit','sqlalchemy','openai','storage','assistant') if m in sys.modules]\n"
-        "print(bad)\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
-    assert proc.stdout.strip() == "[]", proc.stderr

@@ -1,4 +1,4 @@
-"""``python -m assistant.retrieval --bench``: what the retrieval step costs besides the LLM.
+"""``python -m bench.retrieval --bench``: what the retrieval step costs besides the LLM.
 
 Prints (1) the step's overhead excluding the LLM call -- shortlist + prompt building + parsing and
 validation + bookkeeping -- at 2,000 active tokens and at 200 active turns, and (2) the real
@@ -21,7 +21,7 @@ import numpy as np
 
 from assistant.embeddings import get_embedder
 from assistant.retrieval import Candidate, RetrievalConfig, find_misses, retrieve
-from memory.tokens import make_token_counter
+from assistant.tokens import make_token_counter
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 
@@ -71,7 +71,7 @@ def _case(name: str, active: list[Candidate], evicted: list[Candidate], msg: str
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m assistant.retrieval")
+    ap = argparse.ArgumentParser(prog="python -m bench.retrieval")
     ap.add_argument("--bench", action="store_true", help="measure the retrieval step's overhead")
     ap.add_argument("--reps", type=int, default=300)
     args = ap.parse_args(argv)
@@ -112,3 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     _case("200 active turns", active, pool[:-200], msg, vec, tokens, args.reps)
     print(f"token counts: {counter.describe()}")
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

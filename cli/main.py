@@ -8,6 +8,9 @@ import json
 import sys
 from pathlib import Path
 
+from bench import loadtest
+from cli import bench as bench_commands
+from cli import chat
 from memory import transcript as T
 
 EPILOG = """settings (environment):
@@ -38,9 +41,9 @@ def _read_transcript(path: str) -> T.Transcript:
 
 
 def _counter():
-    from memory.tokens import make_token_counter
+    from assistant.tokens import make_token_counter
 
-    from .config import model_name
+    from assistant.config import model_name
 
     return make_token_counter(model_name())
 
@@ -69,8 +72,8 @@ def print_timeline(log, out=sys.stdout) -> None:
 def cmd_replay(args) -> int:
     import tempfile
 
-    from .replay import replay, settings_from
-    from .store import MemoryStore
+    from assistant.replay import replay, settings_from
+    from assistant.store import MemoryStore
 
     t = _read_transcript(args.file)
     try:
@@ -97,8 +100,8 @@ def cmd_replay(args) -> int:
 
 
 def cmd_import(args) -> int:
-    from .replay import replay, settings_from
-    from .store import MemoryStore
+    from assistant.replay import replay, settings_from
+    from assistant.store import MemoryStore
 
     t = _read_transcript(args.file)
     settings = settings_from(t.header)
@@ -110,8 +113,8 @@ def cmd_import(args) -> int:
 def cmd_export(args) -> int:
     from storage.repo import NotFound
 
-    from .replay import export_transcript
-    from .store import MemoryStore
+    from assistant.replay import export_transcript
+    from assistant.store import MemoryStore
 
     try:
         text = export_transcript(MemoryStore(_engine(args.db)), args.conversation, owner=args.user)
@@ -125,7 +128,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from .store import MemoryStore
+    from assistant.store import MemoryStore
 
     for c in MemoryStore(_engine(args.db)).conversations(owner=args.user):
         print(f"{c.id:>5}  {c.title}  (step {c.step}, budget {c.budget}, lag {c.lag}, {c.policy})")
@@ -168,19 +171,16 @@ def build_parser() -> argparse.ArgumentParser:
     db_flags(ls)
     ls.set_defaults(func=cmd_list)
 
-    for name, module in (("bench_cli", "register"), ("chat_cli", "register"), ("loadtest", "register")):
-        try:
-            mod = __import__(f"assistant.{name}", fromlist=[module])
-        except ImportError:
-            continue
-        getattr(mod, module)(sub)
+    bench_commands.register(sub)
+    chat.register(sub)
+    loadtest.register(sub)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve-model"]:
-        from .local_model import serve_model_main
+        from assistant.local_model import serve_model_main
 
         return serve_model_main(argv[1:])
     args = build_parser().parse_args(argv)

@@ -7,5 +7,5 @@
 * ``synthetic`` a generator of sharp, delayed reuse amid briefly cited chatter.
 * ``report``    metrics and tables from per-question results.
 
-The terminal front end (progress bar, plot, JSON) is ``assistant/bench_cli.py``.
+The terminal front end (progress bar, plot, JSON) is ``cli/bench.py``.
 """

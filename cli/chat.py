@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sys
 
-from .errors import LLMError
+from assistant.errors import LLMError
 
 
 def _service(args):
-    from .runtime import get_service
+    from assistant.runtime import get_service
 
     return get_service(args.db)
 
@@ -44,7 +44,7 @@ def _summary(result) -> str:
 
 
 def cmd_ask(args) -> int:
-    from .service import EmptyMessage
+    from assistant.service import EmptyMessage
 
     svc = _service(args)
     conv = _conversation(svc, args)
@@ -75,8 +75,8 @@ def cmd_ask(args) -> int:
 
 
 def cmd_chat(args) -> int:
-    from .runtime import model_note
-    from .service import EmptyMessage
+    from assistant.runtime import model_note
+    from assistant.service import EmptyMessage
 
     svc = _service(args)
     conv = _conversation(svc, args)
@@ -128,5 +128,5 @@ def register(sub) -> None:
     common(ask)
     ask.set_defaults(func=cmd_ask)
 
-    # its own flags (see `lagmem serve-model --help`) are passed through by assistant.cli.main
+    # its own flags (see `lagmem serve-model --help`) are passed through by cli.main
     sub.add_parser("serve-model", help="run the embedded local model server alone (OpenAI-compatible)", add_help=False)

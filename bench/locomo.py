@@ -168,7 +168,7 @@ def token_scale(name: str) -> TokenScale:
 
 def _cl100k_counter() -> Callable[[str], int]:
     """cl100k_base through the project's offline tiktoken helper (no network needed)."""
-    from ..tokens import TiktokenCounter
+    from assistant.tokens import TiktokenCounter
 
     counter = TiktokenCounter(encoding="cl100k_base")
     return counter.count

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..policies import Policy
+from memory.policies import Policy
 
 Needs = Mapping[int, Mapping[int, float]]  # turn -> {position: weight}
 

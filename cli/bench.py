@@ -1,8 +1,8 @@
 """`lagmem bench ...`: the benchmark front end (progress bar, table, plot, JSON).
 
-The computation lives in ``memory.bench``; this module only parses options, fans the runs out over
+The computation lives in ``bench/``; this module only parses options, fans the runs out over
 processes, and writes what the user asked for. ``register(subparsers)`` adds the ``bench`` command
-to the ``lagmem`` CLI; ``python -m assistant.bench_cli bench ...`` works on its own too.
+to the ``lagmem`` CLI; ``python -m cli.bench bench ...`` works on its own too.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    from .speedbench import add_arguments
+    from bench.speed import add_arguments
 
     add_arguments(sp)
     return bench
@@ -127,7 +127,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 # ----- locomo ---------------------------------------------------------------------------------
 def _locomo_job(args: tuple) -> tuple[str, int, int, list]:
     data, tokens, placement, noise, policy, budget, seed = args
-    from memory.bench import locomo, protocol
+    from bench import locomo, protocol
 
     convs = _cached_load(data)
     scale = locomo.token_scale(tokens)
@@ -139,7 +139,7 @@ _CACHE: dict = {}
 
 
 def _cached_load(path: str):
-    from memory.bench import locomo
+    from bench import locomo
 
     if path not in _CACHE:
         _CACHE[path] = locomo.load(path)
@@ -147,7 +147,7 @@ def _cached_load(path: str):
 
 
 def _cached_costs(path: str, tokens: str):
-    from memory.bench import locomo
+    from bench import locomo
 
     key = (path, tokens)
     if key not in _CACHE:
@@ -168,7 +168,7 @@ def _run_jobs(fn, jobs: list, n_jobs: int, desc: str):
 
 
 def cmd_locomo(args) -> int:
-    from memory.bench import protocol, report
+    from bench import protocol, report
 
     path = Path(args.data)
     if not path.exists():
@@ -245,7 +245,7 @@ def plot_lines(rows: list[dict], x: str, y: str, out: str, title: str, xlabel: s
 # ----- synthetic ------------------------------------------------------------------------------
 def _synthetic_job(args: tuple) -> tuple[str, int | None, int, int, int]:
     seed, turns, budget, sp, lag = args
-    from memory.bench import synthetic
+    from bench import synthetic
 
     trace = synthetic.generate(seed, turns=turns)
     b = budget if budget is not None else synthetic.default_budget(trace)
@@ -257,7 +257,7 @@ def _synthetic_job(args: tuple) -> tuple[str, int | None, int, int, int]:
 
 
 def cmd_synthetic(args) -> int:
-    from memory.bench import protocol, synthetic
+    from bench import protocol, synthetic
 
     params = _params(args.param)
     specs = [protocol.spec(n, lag=args.lag, **params.get(n, {})) for n in args.policies]

@@ -29,9 +29,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from ..layer import MemoryLayer
-from ..policies import Policy
-from ..types import MemorySettings
+from memory.layer import MemoryLayer
+from memory.policies import Policy
+from memory.types import MemorySettings
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ restores or gives feedback on a turn, as a person in another browser tab would. 
 ``ChatService`` (as Streamlit's sessions do); ``--processes`` gives each writer its own process,
 engine and cache (as several app servers on one database do).
 
-The model is a local HTTP fake of the OpenAI API (``assistant.fake_openai_server``) reached
+The model is a local HTTP fake of the OpenAI API (``bench.fake_openai_server``) reached
 through the real client, and embeddings are ``HashEmbedder`` (bag-of-words hashing), so the run
 measures lagmem and its database, not a model.
 """
@@ -66,15 +66,15 @@ def message(writer: int, j: int) -> str:
 
 def make_service(url: str, base_url: str, *, migrate: bool = False):
     """The real ChatService on ``url``: the OpenAI client at the fake server, hash embeddings."""
-    from memory.tokens import make_token_counter
+    from assistant.tokens import make_token_counter
     from storage.db import make_engine
 
-    from .embeddings import HashEmbedder
-    from .fake_openai_server import MODEL
-    from .llm import LLMClient, LLMConfig
-    from .retrieval import CiteCheck, RetrievalConfig
-    from .service import ChatService
-    from .store import MemoryStore
+    from bench.fakes import HashEmbedder
+    from bench.fake_openai_server import MODEL
+    from assistant.llm import LLMClient, LLMConfig
+    from assistant.retrieval import CiteCheck, RetrievalConfig
+    from assistant.service import ChatService
+    from assistant.store import MemoryStore
 
     llm = LLMClient(LLMConfig(backend="compatible", base_url=base_url, api_key="sk-loadtest", model=MODEL,
                               timeout=60.0, max_retries=0, structured="json_object_schema"))
@@ -142,7 +142,7 @@ def check_contract(store, conv_id: int) -> list[str]:
     from memory.layer import MemoryLayer
     from storage import repo
 
-    from .replay import export_transcript
+    from assistant.replay import export_transcript
 
     with Session(store.reader) as s:
         conv = repo.get_conversation(s, conv_id)
@@ -234,7 +234,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 def run(url: str, writers: int, exchanges: int, *, processes: bool = False, progress: bool = True) -> dict:
     """Set up conversations, run the writers, check the database; returns the report (a dict)."""
-    from .fake_openai_server import FakeOpenAIServer
+    from bench.fake_openai_server import FakeOpenAIServer
 
     if not 1 <= writers <= 64 or exchanges < 1:
         raise ValueError("--writers must be 1..64 and --exchanges >= 1")
@@ -246,7 +246,7 @@ def run(url: str, writers: int, exchanges: int, *, processes: bool = False, prog
         if processes:
             ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
             if ctx.get_start_method() == "forkserver":
-                ctx.set_forkserver_preload(["assistant.loadtest", "assistant.service", "assistant.llm"])
+                ctx.set_forkserver_preload(["bench.loadtest", "assistant.service", "assistant.llm"])
             out, go = ctx.Queue(), ctx.Event()
             workers = [ctx.Process(target=run_writer, args=(plan, i, out, go), daemon=True) for i in range(writers)]
         else:

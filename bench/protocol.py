@@ -25,9 +25,9 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..layer import MemoryLayer
-from ..policies import POLICIES, Policy, make_policy
-from ..types import MemorySettings
+from memory.layer import MemoryLayer
+from memory.policies import POLICIES, Policy, make_policy
+from memory.types import MemorySettings
 from .locomo import Conversation, Question, TokenScale, place
 from .oracle import OraclePolicy, needs_from_schedule, solve
 
