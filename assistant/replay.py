@@ -11,17 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
-
 from memory import transcript as T
 from memory.layer import MemoryLayer
 from memory.tokens import TokenCounter
 from memory.types import MemorySettings
-from storage import repo
-from storage.models import CitationRow, MemoryEvent
 
-from .store import MemoryStore, Tx, owner_of
+from .store import MemoryStore, Tx
 
 DEFAULTS = MemorySettings()
 
@@ -85,7 +80,7 @@ def _apply(tx: Tx, item, counter: TokenCounter, log: ReplayLog) -> None:
         log.turns.append({"turn": t.number, "role": t.role, "tokens": tokens})
         if item.cites:
             log.dropped_cites += tx.cite(list(item.cites), answer_turn=t.number, source="replay").dropped
-        records = tx.enforce(f"over budget after turn {t.number} arrived")
+        records = tx.enforce("arrival", t.number)
         entry = layer.snapshot().as_timeline_entry()
         log.timeline.append(entry)
         log.history.append(("turn", {**log.turns[-1], **entry}))
@@ -179,34 +174,4 @@ def replay(
 
 def export_transcript(store: MemoryStore, conv_id: int, owner: str | None = None) -> str:
     """A conversation in the saved format: export -> import -> export gives the same file."""
-    owner = owner or owner_of(store)
-    with Session(store.reader) as s:
-        conv = repo.get_conversation(s, conv_id, owner=owner)
-        settings = repo.settings_of(conv)
-        header = {
-            "lagmem": T.FORMAT_VERSION,
-            "title": conv.title,
-            "budget": settings.budget,
-            "lag": settings.lag,
-            "policy": settings.policy,
-            "low_watermark": settings.low_watermark,
-            "pin_share": settings.pin_share,
-        }
-        if settings.policy_params:
-            header["policy_params"] = settings.policy_params
-        cites: dict[int, list[tuple[int, float]]] = {}
-        for c in s.scalars(select(CitationRow).where(CitationRow.conversation_id == conv_id).order_by(CitationRow.id)):
-            if c.answer_turn is not None:
-                cites.setdefault(c.answer_turn, []).append((c.turn, c.weight))
-        events: dict[int, list[T.EventLine]] = {}
-        for e in s.scalars(select(MemoryEvent).where(MemoryEvent.conversation_id == conv_id).order_by(MemoryEvent.id)):
-            kind = {"auto_restore": "restore"}.get(e.kind, e.kind)
-            if kind not in T.EVENTS:
-                continue  # refused pins changed nothing
-            value = float(e.detail) if kind == "feedback" else None
-            events.setdefault(e.step, []).append(T.EventLine(kind, e.turn, value))
-        items: list = list(events.get(0, []))
-        for row in repo.turn_rows(s, conv_id):
-            items.append(T.TurnLine(row.seq, row.role, row.content, tuple(cites.get(row.seq, ()))))
-            items.extend(events.get(row.seq, []))
-    return T.write(T.Transcript(header, items))
+    return T.write(store.transcript(conv_id, owner=owner))

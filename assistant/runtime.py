@@ -12,12 +12,11 @@ import threading
 
 from assistant.tokens import make_token_counter
 from memory.types import MemorySettings
-from storage.db import default_url, make_engine
 
 from .config import env
 from .llm import make_llm
 from .service import ChatService
-from .store import MemoryStore
+from .store import MemoryStore, default_url, open_store
 
 LOCAL_DEFAULT_BUDGET = 1000
 _lock = threading.Lock()
@@ -29,7 +28,7 @@ def get_store(url: str | None = None) -> MemoryStore:
     url = url or default_url()
     with _lock:
         if url not in _stores:
-            _stores[url] = MemoryStore(make_engine(url))
+            _stores[url] = open_store(url)
         return _stores[url]
 
 

@@ -23,12 +23,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from memory.tokens import TokenCounter
 from memory.types import EvictionRecord
-from storage.models import Turn
 
 from .embeddings import pack_vector, unpack_vector
 from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, find_misses, retrieve
@@ -135,7 +132,7 @@ class ChatService:
         vec = self._embed(message)
         with self.store.transaction(conv_id, owner=owner) as tx:
             t = tx.add_turn("user", message, self.counter.count(message), **self._vector_row(vec))
-            evictions = tx.enforce(f"over budget after turn {t.number} arrived")
+            evictions = tx.enforce("arrival", t.number)
         result = ExchangeResult(conv_id, t.number, evictions=list(evictions), model=self.llm.model,
                                 tokens=self.counter.name, tokens_exact=self.counter.exact)
         result.timings["store_user_ms"] = _ms(t0)
@@ -143,14 +140,12 @@ class ChatService:
 
     def answer_pending(self, conv_id: int, *, owner: str | None = None) -> Exchange | None:
         """Retry: answer the last turn if it is a user turn without an answer (after a failure)."""
-        with Session(self.store.reader) as s:
-            self.store.conversation(conv_id, owner=owner)
-            last = s.scalars(select(Turn).where(Turn.conversation_id == conv_id).order_by(Turn.seq.desc()).limit(1)).first()
-            if last is None or last.role != "user":
-                return None
-            vec = unpack_vector(last.embedding, last.embedding_dim) if last.embedding else self._embed(last.content)
-            result = ExchangeResult(conv_id, last.seq, model=self.llm.model, tokens=self.counter.name, tokens_exact=self.counter.exact)
-            return Exchange(self, result, last.content, vec, time.perf_counter(), owner)
+        last = self.store.pending_user_turn(conv_id, owner=owner)
+        if last is None:
+            return None
+        vec = unpack_vector(last.embedding, last.embedding_dim) if last.embedding else self._embed(last.content)
+        result = ExchangeResult(conv_id, last.seq, model=self.llm.model, tokens=self.counter.name, tokens_exact=self.counter.exact)
+        return Exchange(self, result, last.content, vec, time.perf_counter(), owner)
 
     def ask(self, conv_id: int, message: str, *, owner: str | None = None) -> ExchangeResult:
         return self.send(conv_id, message, owner=owner).run()
@@ -191,7 +186,7 @@ class ChatService:
                     r.restored.append(m.turn)
             t = tx.add_turn("assistant", answer, self.counter.count(answer), model=self.llm.model, **self._vector_row(avec))
             out = tx.cite([(c.turn, c.weight) for c in retrieval.cited], offered=retrieval.offered, answer_turn=t.number)
-            r.evictions += tx.enforce(f"over budget after turn {t.number} arrived")
+            r.evictions += tx.enforce("arrival", t.number)
         r.answer_turn, r.answer = t.number, answer
         r.cited = [c.turn for c in out.recorded]
         r.cite_weights = {c.turn: c.weight for c in out.recorded}
@@ -212,25 +207,17 @@ class ChatService:
         (``_candidates``); each exchange reads only the turns' states and the turns it has not seen.
         """
         active, evicted, pinned = [], [], set()
-        with Session(self.store.reader) as s:
-            states = s.execute(
-                select(Turn.seq, Turn.state, Turn.pinned, Turn.id, Turn.created_at)
-                .where(Turn.conversation_id == conv_id, Turn.seq != exclude).order_by(Turn.seq)
-            ).all()
+        with self.store.reading() as r:
+            states = r.turn_flags(conv_id, exclude=exclude)
             # the row's id and creation time identify it: SQLite may reuse the ids of a deleted
             # conversation, and then the cached text must not be served for the new one
             missing = [seq for seq, _, _, rid, at in states if self._candidates.get((conv_id, seq), (None,))[0] != (rid, at)]
             if len(self._candidates) + len(missing) > CANDIDATE_CACHE_MAX:
                 self._candidates.clear()  # bounded memory: start over (a re-read, nothing is lost)
                 missing = [seq for seq, *_ in states]
-            for chunk in range(0, len(missing), 500):
-                rows = s.execute(
-                    select(Turn.seq, Turn.role, Turn.content, Turn.embedding, Turn.embedding_dim, Turn.id, Turn.created_at)
-                    .where(Turn.conversation_id == conv_id, Turn.seq.in_(missing[chunk:chunk + 500]))
-                )
-                for seq, role, content, emb, dim, rid, at in rows:
-                    vec = unpack_vector(emb, dim) if emb else self._embed(content)
-                    self._candidates[(conv_id, seq)] = ((rid, at), Candidate(seq, role, content, vec))
+            for seq, role, content, emb, dim, rid, at in r.turn_texts(conv_id, missing):
+                vec = unpack_vector(emb, dim) if emb else self._embed(content)
+                self._candidates[(conv_id, seq)] = ((rid, at), Candidate(seq, role, content, vec))
         for seq, state, is_pinned, _, _ in states:
             c = self._candidates[(conv_id, seq)][1]
             (active if state == "active" else evicted).append(c)

@@ -1,4 +1,9 @@
-"""MemoryStore: the memory layer and the database, kept in step.
+"""MemoryStore: the memory layer and the database, kept in step; the only door to ``storage/``.
+
+Everything above it (service, replay, pages, terminal) reads and writes conversations through
+this module: ``open_store(url)`` opens (and migrates) a database, the read methods (``view``,
+``transcript``, ``reading``, ``pending_user_turn``) give one consistent moment of it, and ``NotFound``
+is the error for a conversation that does not exist or is not the caller's.
 
 Every change happens in a unit of work (``store.transaction(conv_id)``): the conversation row is
 locked (``BEGIN IMMEDIATE`` on SQLite, ``SELECT ... FOR UPDATE`` elsewhere), the in-RAM layer is
@@ -10,22 +15,33 @@ dropped, so the next unit of work rebuilds from what was committed: no half-writ
 
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, Engine, Row
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from memory import transcript as T
 from memory.layer import CiteOutcome, MemoryLayer
 from memory.types import EvictionRecord, MemorySettings, PinRefused, TurnState
 from storage import repo
-from storage.db import read_engine
-from storage.models import Conversation
+from storage.db import default_url, make_engine, read_engine
+from storage.models import Conversation, MemoryEvent, MissRow, Turn
+from storage.repo import NotFound
 
 from .errors import StorageError
+
+__all__ = ["MemoryStore", "MemoryView", "NotFound", "OwnerScope", "Reader", "Tx", "default_url", "open_store"]
+
+
+def open_store(url: str | None = None, *, migrate: bool = True) -> "MemoryStore":
+    """The store on the database at ``url`` (default: ``default_url()``, the environment's),
+    migrated to the current schema unless ``migrate`` is false. ``close()`` it when done."""
+    return MemoryStore(make_engine(url, migrate=migrate))
 
 
 def load_layer(s: Session | Connection, conv: Conversation | Row) -> MemoryLayer:
@@ -70,8 +86,9 @@ class Tx:
         self.dropped += out.dropped
         return out
 
-    def enforce(self, reason: str | None = None) -> list[EvictionRecord]:
-        return self._evicted(self.layer.enforce_budget(reason))
+    def enforce(self, cause: str = "budget", cause_turn: int | None = None) -> list[EvictionRecord]:
+        """Enforce the budget; the records name what pushed it over (``memory.types.CAUSES``)."""
+        return self._evicted(self.layer.enforce_budget(cause, cause_turn))
 
     def _evicted(self, records: list[EvictionRecord]) -> list[EvictionRecord]:
         repo.insert_evictions(self.conn, self.conv_id, records)
@@ -105,7 +122,7 @@ class Tx:
     def restore(self, number: int, kind: str = "restore") -> list[EvictionRecord]:
         if self.layer.turn(number).active:
             return []
-        records = self.layer.restore(number)
+        records = self.layer.restore(number, cause=kind)
         self._sync(number)
         repo.insert_event(self.conn, self.conv_id, kind, number, self.layer.step)
         return self._evicted(records)
@@ -121,7 +138,42 @@ class Tx:
         repo.insert_miss(self.conn, self.conv_id, turn, self.layer.step, similarity, restored)
 
 
-# ----- storage errors (issue 6): what the database said, in words a user can act on ------------
+@dataclass
+class MemoryView:
+    """One conversation's stored state, read at one moment: the pages' data.
+
+    ``conv``, ``turns``, ``events`` and ``misses`` are rows detached from their session (attribute
+    access only; turns without their embeddings); ``layer`` is the memory rebuilt from them."""
+
+    conv: Conversation
+    layer: MemoryLayer
+    turns: list[Turn]
+    evictions: list[EvictionRecord]
+    events: list[MemoryEvent] = field(default_factory=list)
+    misses: list[MissRow] = field(default_factory=list)
+    feedback: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def by_number(self) -> dict[int, Turn]:
+        return {t.seq: t for t in self.turns}
+
+
+class Reader:
+    """One read-only session: what it returns is one consistent moment of the database."""
+
+    def __init__(self, session: Session):
+        self._session = session
+
+    def turn_flags(self, conv_id: int, *, exclude: int | None = None) -> list[Row]:
+        """(seq, state, pinned, id, created_at) of every turn but ``exclude``, in order."""
+        return repo.turn_flags(self._session, conv_id, exclude=exclude)
+
+    def turn_texts(self, conv_id: int, seqs: list[int]) -> Iterator[Row]:
+        """(seq, role, content, embedding, embedding_dim, id, created_at) of the turns ``seqs``."""
+        return repo.turn_texts(self._session, conv_id, seqs)
+
+
+# ----- storage errors: what the database said, in words a user can act on ------------
 _FULL = ("database or disk is full", "no space left", "disk full", "could not extend file")
 _READ_ONLY = ("readonly database", "read-only", "read only")
 _LOCKED = ("database is locked", "database table is locked", "lock timeout")
@@ -163,7 +215,7 @@ class MemoryStore:
     """Thread-safe access to conversations' memory, shared by the app's sessions (cache_resource)."""
 
     def __init__(self, engine: Engine):
-        self.engine = engine
+        self.engine = engine  # for the load test and the tests; the product goes through the methods
         self.reader = read_engine(engine)
         self._cache: dict[int, tuple[int, MemoryLayer]] = {}
         # settings for new conversations (the runtime lowers the budget for the small local model)
@@ -174,6 +226,10 @@ class MemoryStore:
     def _lock(self, conv_id: int) -> threading.Lock:
         with self._guard:
             return self._locks.setdefault(conv_id, threading.Lock())
+
+    def close(self) -> None:
+        """Close the database's connections (the store may be opened again by ``open_store``)."""
+        self.engine.dispose()
 
     # ----- conversations -------------------------------------------------------------------
     def create(self, title: str, settings: MemorySettings | None = None, *, owner: str | None = None, auto_restore: bool = False) -> int:
@@ -221,7 +277,7 @@ class MemoryStore:
                 values["auto_restore"] = auto_restore
             tx.update(**values)
             tx.layer = MemoryLayer.from_state(settings, tx.layer.turns(), tx.layer.citations(), tx.layer.feedback_values(), step=tx.layer.step)
-            return tx.enforce(f"over budget after settings changed (budget {settings.budget}, policy {settings.policy})")
+            return tx.enforce("settings")
 
     # ----- units of work -------------------------------------------------------------------
     @contextmanager
@@ -237,54 +293,90 @@ class MemoryStore:
             # committed: the layer now matches the database
             self._cache[conv_id] = (version, tx.layer)
 
+    # ----- reading ---------------------------------------------------------------------------
     def layer(self, conv_id: int, owner: str | None = None) -> MemoryLayer:
         """A private copy of the current memory state, for reading (the inspector, retrieval)."""
         with Session(self.reader) as s:
             conv = repo.get_conversation(s, conv_id, owner=owner)
             return load_layer(s, conv)
 
+    @contextmanager
+    def reading(self) -> Iterator[Reader]:
+        """A read-only session for several reads that must agree (the service's candidates)."""
+        with Session(self.reader) as s:
+            yield Reader(s)
+
+    def view(self, conv_id: int, owner: str | None = None) -> MemoryView:
+        """Everything the pages show of one conversation, read in one session; the layer is rebuilt
+        once, from the same turn rows and feedback the view holds."""
+        with Session(self.reader, expire_on_commit=False) as s:
+            conv = repo.get_conversation(s, conv_id, owner=owner)
+            turns = repo.turn_rows(s, conv_id, vectors=False)
+            feedback = repo.load_feedback(s, conv_id)
+            layer = MemoryLayer.from_state(repo.settings_of(conv), repo.turn_states_of(turns),
+                                           repo.load_citations(s, conv_id), feedback, step=conv.step)
+            view = MemoryView(conv, layer, turns, repo.load_evictions(s, conv_id), repo.load_events(s, conv_id),
+                              repo.load_misses(s, conv_id), feedback)
+            s.expunge_all()
+        return view
+
+    def transcript(self, conv_id: int, owner: str | None = None) -> T.Transcript:
+        """The conversation in the saved format: its settings, turns with the cites each answer
+        made, and the pins, unpins, restores and feedback in the order they happened (refused pins
+        changed nothing and are left out; the second chance is a restore)."""
+        with Session(self.reader) as s:
+            conv = repo.get_conversation(s, conv_id, owner=owner)
+            settings = repo.settings_of(conv)
+            header = {"lagmem": T.FORMAT_VERSION, "title": conv.title, "budget": settings.budget, "lag": settings.lag,
+                      "policy": settings.policy, "low_watermark": settings.low_watermark, "pin_share": settings.pin_share}
+            if settings.policy_params:
+                header["policy_params"] = settings.policy_params
+            cites = repo.load_answer_cites(s, conv_id)
+            events: dict[int, list[T.EventLine]] = {}
+            for e in repo.load_events(s, conv_id):
+                kind = {"auto_restore": "restore"}.get(e.kind, e.kind)
+                if kind in T.EVENTS:
+                    events.setdefault(e.step, []).append(T.EventLine(kind, e.turn, float(e.detail) if kind == "feedback" else None))
+            items: list = list(events.get(0, []))
+            for row in repo.turn_rows(s, conv_id, vectors=False):
+                items.append(T.TurnLine(row.seq, row.role, row.content, tuple(cites.get(row.seq, ()))))
+                items.extend(events.get(row.seq, []))
+        return T.Transcript(header, items)
+
+    def pending_user_turn(self, conv_id: int, owner: str | None = None) -> Turn | None:
+        """The last turn when it is a user message with no answer (an exchange that failed)."""
+        with Session(self.reader, expire_on_commit=False) as s:
+            repo.get_conversation(s, conv_id, owner=owner)
+            last = repo.last_turn(s, conv_id)
+            if last is None or last.role != "user":
+                return None
+            s.expunge(last)
+            return last
+
 
 class OwnerScope:
-    """A MemoryStore as one signed-in user sees it: every call is limited to that user's
-    conversations (another user's id is simply ``NotFound``); new conversations belong to them.
-    Anything not listed here (the engine, the reader) is the shared store's."""
+    """A MemoryStore as one signed-in user sees it: every store method that takes an ``owner`` is
+    called with this user's (another user's conversation is simply ``NotFound``; new conversations
+    belong to them), whatever owner the caller passes. Attributes without an owner (the engine,
+    ``reading``) are the shared store's."""
 
     def __init__(self, store: MemoryStore, owner: str):
         if not owner:
             raise ValueError("an OwnerScope needs an owner")
         self.store, self.owner = store, owner
+        self._scoped: dict[str, object] = {}
 
     def __getattr__(self, name):
-        return getattr(self.store, name)
+        if name.startswith("__") or name in ("store", "owner", "_scoped"):
+            raise AttributeError(name)
+        attr = getattr(self.store, name)
+        if not callable(attr) or "owner" not in inspect.signature(attr).parameters:
+            return attr
+        scoped = self._scoped.get(name)
+        if scoped is None:
+            def scoped(*args, owner=None, _call=attr, **kwargs):
+                return _call(*args, owner=self.owner, **kwargs)
 
-    def create(self, title: str, settings: MemorySettings | None = None, *, owner=None, auto_restore: bool = False) -> int:
-        return self.store.create(title, settings, owner=self.owner, auto_restore=auto_restore)
-
-    def new(self, title: str, settings: MemorySettings | None = None, *, owner=None, auto_restore: bool = False):
-        return self.store.new(title, settings, owner=self.owner, auto_restore=auto_restore)
-
-    def conversations(self, owner=None) -> list[Conversation]:
-        return self.store.conversations(owner=self.owner)
-
-    def conversation(self, conv_id: int, owner=None) -> Conversation:
-        return self.store.conversation(conv_id, owner=self.owner)
-
-    def rename(self, conv_id: int, title: str, owner=None) -> None:
-        self.store.rename(conv_id, title, owner=self.owner)
-
-    def delete(self, conv_id: int, owner=None) -> None:
-        self.store.delete(conv_id, owner=self.owner)
-
-    def update_settings(self, conv_id: int, settings: MemorySettings, *, auto_restore: bool | None = None, owner=None):
-        return self.store.update_settings(conv_id, settings, auto_restore=auto_restore, owner=self.owner)
-
-    def transaction(self, conv_id: int, *, owner=None):
-        return self.store.transaction(conv_id, owner=self.owner)
-
-    def layer(self, conv_id: int, owner=None) -> MemoryLayer:
-        return self.store.layer(conv_id, owner=self.owner)
-
-
-def owner_of(store) -> str | None:
-    """The user a store is scoped to (None: the unscoped, single-user store)."""
-    return getattr(store, "owner", None) if isinstance(store, OwnerScope) else None
+            scoped.__doc__ = attr.__doc__
+            self._scoped[name] = scoped
+        return scoped

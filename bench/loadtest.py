@@ -66,19 +66,17 @@ def message(writer: int, j: int) -> str:
 
 def make_service(url: str, base_url: str, *, migrate: bool = False):
     """The real ChatService on ``url``: the OpenAI client at the fake server, hash embeddings."""
-    from assistant.tokens import make_token_counter
-    from storage.db import make_engine
-
-    from bench.fakes import HashEmbedder
-    from bench.fake_openai_server import MODEL
     from assistant.llm import LLMClient, LLMConfig
     from assistant.retrieval import CiteCheck, RetrievalConfig
     from assistant.service import ChatService
-    from assistant.store import MemoryStore
+    from assistant.store import open_store
+    from assistant.tokens import make_token_counter
+    from bench.fake_openai_server import MODEL
+    from bench.fakes import HashEmbedder
 
     llm = LLMClient(LLMConfig(backend="compatible", base_url=base_url, api_key="sk-loadtest", model=MODEL,
                               timeout=60.0, max_retries=0, structured="json_object_schema"))
-    return ChatService(MemoryStore(make_engine(url, migrate=migrate)), llm, HashEmbedder(),
+    return ChatService(open_store(url, migrate=migrate), llm, HashEmbedder(),
                        make_token_counter(MODEL), retrieval=RetrievalConfig(check=CiteCheck(min_similarity=None)))
 
 
@@ -136,27 +134,22 @@ def run_writer(plan: Plan, writer: int, out, go, svc=None) -> None:
 
 def check_contract(store, conv_id: int) -> list[str]:
     """Replay the stored history serially through a fresh layer; list every disagreement."""
-    from sqlalchemy.orm import Session
-
+    from assistant.replay import export_transcript
     from memory import transcript as T
     from memory.layer import MemoryLayer
-    from storage import repo
 
-    from assistant.replay import export_transcript
-
-    with Session(store.reader) as s:
-        conv = repo.get_conversation(s, conv_id)
-        tokens = {row.seq: row.tokens for row in repo.turn_rows(s, conv_id)}
-        stored = [r.as_dict() for r in repo.load_evictions(s, conv_id)]
+    view = store.view(conv_id)
+    tokens = {row.seq: row.tokens for row in view.turns}
+    stored = [r.as_dict() for r in view.evictions]
     problems: list[str] = []
-    lay = MemoryLayer(repo.settings_of(conv))
+    lay = MemoryLayer(view.layer.settings)
     replayed = []
     for item in T.parse(export_transcript(store, conv_id)).items:
         if isinstance(item, T.TurnLine):
             t = lay.add_turn(item.role, tokens[item.number])
             if item.cites:
                 lay.cite(list(item.cites), answer_turn=t.number)
-            records = lay.enforce_budget(f"over budget after turn {t.number} arrived")
+            records = lay.enforce_budget("arrival", t.number)
         elif item.event == "feedback":
             lay.feedback(item.turn, item.value)
             records = []
@@ -182,30 +175,25 @@ def check_contract(store, conv_id: int) -> list[str]:
 
 def check(store, plan: Plan, committed: dict[tuple[int, int], tuple[int, int, int]]) -> dict:
     """Count lost, duplicated, gaps and contract violations from the database alone."""
-    from sqlalchemy.orm import Session
-
-    from storage import repo
-
     lost = duplicated = gaps = 0
     problems: list[str] = []
     seen: dict[tuple[str, tuple[int, int]], list[tuple[int, int]]] = {}
     turns = evictions = 0
     conversations = [plan.shared, *plan.pairs]
-    with Session(store.reader) as s:
-        for conv_id in conversations:
-            conv = repo.get_conversation(s, conv_id)
-            rows = repo.turn_rows(s, conv_id)
-            seqs = [r.seq for r in rows]
-            turns += len(rows)
-            evictions += len(repo.load_evictions(s, conv_id))
-            missing = set(range(1, conv.step + 1)) - set(seqs)
-            extra = len(seqs) - len(set(seqs)) + sum(1 for q in seqs if not 1 <= q <= conv.step)
-            if missing or extra:
-                gaps += len(missing) + extra
-                problems.append(f"conversation {conv_id}: steps 1..{conv.step}, missing {sorted(missing)[:10]}, {extra} extra")
-            for r in rows:
-                if m := _TAG.search(r.content):
-                    seen.setdefault((r.role, (int(m.group(1)), int(m.group(2)))), []).append((conv_id, r.seq))
+    for conv_id in conversations:
+        view = store.view(conv_id)
+        conv, rows = view.conv, view.turns
+        seqs = [r.seq for r in rows]
+        turns += len(rows)
+        evictions += len(view.evictions)
+        missing = set(range(1, conv.step + 1)) - set(seqs)
+        extra = len(seqs) - len(set(seqs)) + sum(1 for q in seqs if not 1 <= q <= conv.step)
+        if missing or extra:
+            gaps += len(missing) + extra
+            problems.append(f"conversation {conv_id}: steps 1..{conv.step}, missing {sorted(missing)[:10]}, {extra} extra")
+        for r in rows:
+            if m := _TAG.search(r.content):
+                seen.setdefault((r.role, (int(m.group(1)), int(m.group(2)))), []).append((conv_id, r.seq))
     for key, places in seen.items():
         if len(places) > 1:
             duplicated += len(places) - 1
@@ -258,7 +246,7 @@ def run(url: str, writers: int, exchanges: int, *, processes: bool = False, prog
         for w in workers:
             w.join(timeout=30)
         report.update(check(store, plan, report.pop("committed")))
-        store.engine.dispose()
+        store.close()
     report.update({"backend": store.engine.dialect.name, "mode": "processes" if processes else "threads",
                    "writers": writers, "exchanges_per_writer": exchanges, "conversations": 1 + len(plan.pairs),
                    "embeddings": "HashEmbedder (hash-bow)", "model": "local HTTP fake of the OpenAI API"})
@@ -339,7 +327,7 @@ def print_table(r: dict, out=None) -> None:
 
 
 def cmd_loadtest(args) -> int:
-    from storage.db import default_url
+    from assistant.store import default_url
 
     try:
         report = run(args.db or default_url(), args.writers, args.exchanges, processes=args.processes,

@@ -85,13 +85,14 @@ def run_conversation(
 ) -> list[QuestionResult]:
     """Run one conversation; ``costs[i]`` is turn i+1's integer cost, ``budget`` in the same units."""
     layer = MemoryLayer(MemorySettings(budget=budget, lag=lag), policy)
-    active = layer._active  # read-only use: membership tests at question time
     rng = noise_rng or random.Random(0)
     out: list[QuestionResult] = []
     for turn in conv.turns:
         layer.add_turn("user", costs[turn.number - 1])
         layer.enforce_budget()
-        for q in schedule.get(turn.number, ()):
+        questions = schedule.get(turn.number, ())
+        active = set(layer.active_numbers()) if questions else set()  # citing does not change it
+        for q in questions:
             kept = [e for e in q.evidence if e in active]
             out.append(QuestionResult(conv.sample_id, q.index, q.category, len(q.evidence), len(kept)))
             cites = list(kept)

@@ -86,7 +86,7 @@ def run_size(turns: int, seed: int = 0, persisted: bool = True, naive_steps: int
     cites_plan: list[list[int]] = []
     perf = time.perf_counter
     for n in range(1, turns + 1):
-        active = list(layer._active)  # the cite choice is not timed
+        active = layer.active_numbers()  # the cite choice is not timed
         pick = rng.sample(active, min(CITES, len(active)))
         cites_plan.append(pick)
         t0 = perf()
@@ -94,7 +94,7 @@ def run_size(turns: int, seed: int = 0, persisted: bool = True, naive_steps: int
         layer.cite(pick)
         layer.enforce_budget()
         pure.append(perf() - t0)
-        in_memory.append(len(layer._active))
+        in_memory.append(len(layer.active_numbers()))
     # naive reference on the last steps, from the full history the pure run built
     naive: list[float] = []
     state = {t.number: (t.tokens, t.active) for t in layer.turns()}

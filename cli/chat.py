@@ -16,7 +16,7 @@ def _service(args):
 
 def _conversation(svc, args) -> int:
     """--conversation ID, else the most recent conversation, else a new one."""
-    from storage.repo import NotFound
+    from assistant.store import NotFound
 
     if args.conversation is not None:
         try:

@@ -21,12 +21,6 @@ EPILOG = """settings (environment):
                         SmolLM2-135M-Instruct runs locally (no key, no network)"""
 
 
-def _engine(url: str | None):
-    from storage.db import make_engine
-
-    return make_engine(url)
-
-
 def _read_transcript(path: str) -> T.Transcript:
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -73,7 +67,7 @@ def cmd_replay(args) -> int:
     import tempfile
 
     from assistant.replay import replay, settings_from
-    from assistant.store import MemoryStore
+    from assistant.store import open_store
 
     t = _read_transcript(args.file)
     try:
@@ -85,11 +79,11 @@ def cmd_replay(args) -> int:
         raise SystemExit(f"lagmem: {exc}")
     with tempfile.TemporaryDirectory(prefix="lagmem-replay-") as tmp:
         url = args.db or f"sqlite:///{Path(tmp) / 'replay.db'}"
-        engine = _engine(url)
+        store = open_store(url)
         try:
-            log = replay(MemoryStore(engine), t, _counter(), settings, title=t.header.get("title") or Path(args.file).stem)
+            log = replay(store, t, _counter(), settings, title=t.header.get("title") or Path(args.file).stem)
         finally:
-            engine.dispose()
+            store.close()
     if args.json:
         sys.stdout.write(json.dumps(log.as_dict(), ensure_ascii=False, sort_keys=True) + "\n")
     else:
@@ -101,23 +95,21 @@ def cmd_replay(args) -> int:
 
 def cmd_import(args) -> int:
     from assistant.replay import replay, settings_from
-    from assistant.store import MemoryStore
+    from assistant.store import open_store
 
     t = _read_transcript(args.file)
     settings = settings_from(t.header)
-    log = replay(MemoryStore(_engine(args.db)), t, _counter(), settings, title=args.title or t.header.get("title") or Path(args.file).stem, owner=args.user, atomic=True)
+    log = replay(open_store(args.db), t, _counter(), settings, title=args.title or t.header.get("title") or Path(args.file).stem, owner=args.user, atomic=True)
     print(f"imported {len(log.turns)} turns as conversation {log.conversation_id}")
     return 0
 
 
 def cmd_export(args) -> int:
-    from storage.repo import NotFound
-
     from assistant.replay import export_transcript
-    from assistant.store import MemoryStore
+    from assistant.store import NotFound, open_store
 
     try:
-        text = export_transcript(MemoryStore(_engine(args.db)), args.conversation, owner=args.user)
+        text = export_transcript(open_store(args.db), args.conversation, owner=args.user)
     except NotFound as exc:
         raise SystemExit(f"lagmem: {exc}")
     if args.output:
@@ -128,9 +120,9 @@ def cmd_export(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from assistant.store import MemoryStore
+    from assistant.store import open_store
 
-    for c in MemoryStore(_engine(args.db)).conversations(owner=args.user):
+    for c in open_store(args.db).conversations(owner=args.user):
         print(f"{c.id:>5}  {c.title}  (step {c.step}, budget {c.budget}, lag {c.lag}, {c.policy})")
     return 0
 

@@ -110,7 +110,7 @@ class Evidence:
 
     ``correctness(answer)`` is 1 unless feedback on that answer said it was wrong (then
     ``wrong_weight``, 0 by default): the paper's *demonstrated utility* weighting. ``lag`` is the
-    lag in force (the layer keeps it current): evidence a turn got inside its own lag window
+    lag in force, given when the view is made (the layer's, fixed for its life): evidence a turn got inside its own lag window
     (steps ``arrived .. arrived + lag - 1``) is *provisional*, evidence after it is *settled*.
 
     Settled evidence is computed from the raw log at decision time. So that a decision costs what the
@@ -126,16 +126,22 @@ class Evidence:
     decision costs a few array operations plus Python work for the few turns whose cache is stale.
     """
 
-    __slots__ = ("_by_turn", "_feedback", "lag", "_fold", "_answers", "_mirror", "_recent")
+    __slots__ = ("_by_turn", "_feedback", "_lag", "_fold", "_answers", "_mirror", "_recent")
 
     def __init__(self, by_turn: Mapping[int, Sequence[Citation]], feedback: Mapping[object, float], lag: int = 0):
         self._by_turn = by_turn
         self._feedback = feedback
-        self.lag = lag
+        self._lag = lag
         self._fold: dict[int, tuple] = {}
         self._answers: dict[object, set[int]] = {}
         self._mirror: _Mirror | None = None
         self._recent: list[Citation] = []  # the log's cites in the open block (see ``measure_many``)
+
+    @property
+    def lag(self) -> int:
+        """Steps after arrival during which a turn's evidence is provisional (read-only: the fold
+        caches are computed with it)."""
+        return self._lag
 
     def of(self, turn: int) -> Sequence[Citation]:
         return self._by_turn.get(turn, ())
@@ -185,7 +191,7 @@ class Evidence:
         cites = self._by_turn.get(t.number)
         if not cites:
             return 0.0, 0.0, 0.0
-        key = (decay, wrong, self.lag)
+        key = (decay, wrong, self._lag)
         memo = self._fold.get(t.number)
         n = len(cites)
         if memo is not None and memo[0] == key and memo[3] == n:
@@ -195,7 +201,7 @@ class Evidence:
         if memo is not None and memo[0] == key:
             _, total, last, i, ptot, pgood = memo
         else:
-            end = t.arrived + self.lag
+            end = t.arrived + self._lag
             i = 0
             ptot = pgood = 0.0
             while i < n and cites[i].step < end:
@@ -239,7 +245,7 @@ class Evidence:
         the same numbers, summed in the same order (the folded total first, then the open block's
         cites in log order); the rest (``_Mirror.stale``) go through ``measure`` itself.
         """
-        key = (decay, wrong, self.lag)
+        key = (decay, wrong, self._lag)
         mirror = self._mirror
         if mirror is None or mirror.key != key:
             mirror = self._mirror = _Mirror(key)

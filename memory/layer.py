@@ -24,6 +24,7 @@ from .types import (
     Snapshot,
     TurnState,
     UnknownTurn,
+    eviction_reason,
 )
 
 RUNNERS_UP = 3
@@ -87,7 +88,10 @@ class MemoryLayer:
         self._columns = _Columns()  # _active as numpy columns (kept in step with it)
         self._by_turn: dict[int, list[Citation]] = {}
         self._feedback: dict[object, float] = {}
-        self._evidence = Evidence(self._by_turn, self._feedback, self.lag)
+        # the lag in force is decided here, once: the policy's own (accumulate: 0) or the
+        # conversation's. A settings change builds a new layer (``from_state``), so it never moves.
+        lag = self.policy.lag if self.policy.lag is not None else self.settings.lag
+        self._evidence = Evidence(self._by_turn, self._feedback, lag)
         self.used_tokens = 0
         self.pinned_tokens = 0
 
@@ -127,8 +131,9 @@ class MemoryLayer:
 
     @property
     def lag(self) -> int:
-        """The lag in force: the policy's own (accumulate: 0) or the conversation's."""
-        return self.policy.lag if self.policy.lag is not None else self.settings.lag
+        """The lag in force: the policy's own (accumulate: 0) or the conversation's, as it was when
+        the layer was built (the evidence measures with the same lag)."""
+        return self._evidence.lag
 
     @property
     def evidence(self) -> Evidence:
@@ -142,6 +147,10 @@ class MemoryLayer:
 
     def turns(self) -> list[TurnState]:
         return list(self._turns.values())
+
+    def active_numbers(self) -> list[int]:
+        """The turns in memory, in the order they entered it (arrival or restore)."""
+        return list(self._active)
 
     def citations(self) -> list[Citation]:
         return [c for cs in self._by_turn.values() for c in cs]
@@ -175,7 +184,6 @@ class MemoryLayer:
         """
         now = self.step
         numbers, arrived, tokens = self._columns.candidates(now, self.lag)
-        self._evidence.lag = self.lag
         turns = self._turns
         values = self.policy.importances(numbers, arrived, tokens, self._evidence, now, lambda k: turns[int(numbers[k])])
         order = np.lexsort((numbers, values)).tolist() if len(numbers) else []
@@ -184,7 +192,6 @@ class MemoryLayer:
     def importance(self, numbers: Iterable[int] | None = None) -> dict[int, float]:
         """Importance under the active policy *now*, for any turns (the inspector's column)."""
         ts = [self._turns[n] for n in numbers] if numbers is not None else list(self._active.values())
-        self._evidence.lag = self.lag
         return dict(zip((t.number for t in ts), self.policy.scores(ts, self._evidence, self.step)))
 
     def snapshot(self) -> Snapshot:
@@ -268,14 +275,12 @@ class MemoryLayer:
                 f"({self.settings.pin_share:.0%} of the {self.budget}-token budget). "
                 f"Unpin another turn or raise the budget."
             )
-        records: list[EvictionRecord] = []
         if not t.active:
             self._activate(t)
         t.pinned = True
         self._columns.set_pinned(number, True)
         self.pinned_tokens += t.tokens
-        records = self.enforce_budget(f"over budget after pin of turn {number}")
-        return records
+        return self.enforce_budget("pin", number)
 
     def unpin(self, number: int) -> list[EvictionRecord]:
         t = self.turn(number)
@@ -285,15 +290,20 @@ class MemoryLayer:
         if t.active:
             self._columns.set_pinned(number, False)
             self.pinned_tokens -= t.tokens
-        return self.enforce_budget(f"over budget after unpin of turn {number}")
+        return self.enforce_budget("unpin", number)
 
-    def restore(self, number: int) -> list[EvictionRecord]:
-        """Bring an evicted turn back into memory, protected again; a no-op for an active turn."""
+    def restore(self, number: int, cause: str = "restore") -> list[EvictionRecord]:
+        """Bring an evicted turn back into memory, protected again; a no-op for an active turn.
+
+        ``cause`` is ``restore`` (a person asked) or ``auto_restore`` (the second chance): the
+        evictions this restore causes carry it."""
+        if cause not in ("restore", "auto_restore"):
+            raise ValueError(f"a restore's cause is restore or auto_restore, not {cause!r}")
         t = self.turn(number)
         if t.active:
             return []
         self._activate(t)
-        return self.enforce_budget(f"over budget after restore of turn {number}")
+        return self.enforce_budget(cause, number)
 
     def _activate(self, t: TurnState) -> None:
         t.active = True
@@ -302,17 +312,19 @@ class MemoryLayer:
         self._columns.append(t)
         self.used_tokens += t.tokens
 
-    def enforce_budget(self, reason: str | None = None) -> list[EvictionRecord]:
+    def enforce_budget(self, cause: str = "budget", cause_turn: int | None = None) -> list[EvictionRecord]:
         """Evict the lowest-importance candidates until under budget (or the low watermark).
 
-        Importance is computed once, now, from the evidence. Returns one record per eviction.
-        If pinned + protected turns alone exceed the budget, evicts what it may and stops: the
-        snapshot then reports ``forced_over_budget``.
+        Importance is computed once, now, from the evidence. Returns one record per eviction, each
+        naming what pushed the memory over budget: ``cause`` (one of ``memory.types.CAUSES``) and
+        ``cause_turn``, the turn whose arrival, pin, unpin or restore it was. If pinned + protected
+        turns alone exceed the budget, evicts what it may and stops: the snapshot then reports
+        ``forced_over_budget``.
         """
+        reason = eviction_reason(cause, cause_turn, step=self.step, budget=self.budget, policy=self.settings.policy)
         if self.used_tokens <= self.budget:
             return []
         goal = math.floor(self.budget * self.settings.low_watermark)
-        reason = reason or f"over budget at step {self.step}"
         numbers, scores, order = self._ranked()
         records: list[EvictionRecord] = []
         for pos, i in enumerate(order):
@@ -336,6 +348,8 @@ class MemoryLayer:
                     tokens_after=self.used_tokens,
                     policy=self.policy.name,
                     reason=reason,
+                    cause=cause,
+                    cause_turn=cause_turn,
                 )
             )
         return records

@@ -41,9 +41,39 @@ class Citation:
     answer_turn: int | None = None
 
 
+# What made the memory go over budget, as data (``EvictionRecord.cause``). ``cause_turn`` names the
+# turn that arrived, was pinned, unpinned or restored; a settings change and a bare enforcement
+# ("budget") name none. ``auto_restore`` is the second chance (a miss restored by the service).
+CAUSES: tuple[str, ...] = ("arrival", "pin", "unpin", "restore", "auto_restore", "settings", "budget")
+TURN_CAUSES = frozenset({"arrival", "pin", "unpin", "restore", "auto_restore"})
+
+
+def eviction_reason(cause: str, cause_turn: int | None, *, step: int, budget: int, policy: str) -> str:
+    """The record's reason in words, composed from its cause (the one place the wording lives).
+
+    Raises ``ValueError`` for an unknown cause, or a turn missing (or given) where the cause needs one
+    (or none)."""
+    if cause not in CAUSES:
+        raise ValueError(f"unknown eviction cause {cause!r}; one of {', '.join(CAUSES)}")
+    if (cause in TURN_CAUSES) != (cause_turn is not None):
+        raise ValueError(f"eviction cause {cause!r} {'needs' if cause in TURN_CAUSES else 'takes no'} cause_turn")
+    if cause == "arrival":
+        return f"over budget after turn {cause_turn} arrived"
+    if cause in TURN_CAUSES:
+        action = "restore" if cause == "auto_restore" else cause
+        return f"over budget after {action} of turn {cause_turn}"
+    if cause == "settings":
+        return f"over budget after settings changed (budget {budget}, policy {policy})"
+    return f"over budget at step {step}"
+
+
 @dataclass(frozen=True, slots=True)
 class EvictionRecord:
-    """What one eviction decided, and why: the inspector's history is this data, stored."""
+    """What one eviction decided, and why: the inspector's history is this data, stored.
+
+    ``cause`` / ``cause_turn`` say what pushed the memory over budget (see ``CAUSES``); ``reason``
+    is the same in words, as written when the eviction happened. ``as_dict`` is the record as
+    replays and ``lagmem ask --json`` print it (the cause is in its reason)."""
 
     turn: int
     step: int
@@ -54,6 +84,12 @@ class EvictionRecord:
     tokens_after: int
     policy: str
     reason: str
+    cause: str = "budget"
+    cause_turn: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.cause not in CAUSES:
+            raise ValueError(f"unknown eviction cause {self.cause!r}; one of {', '.join(CAUSES)}")
 
     def as_dict(self) -> dict:
         return {

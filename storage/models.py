@@ -115,6 +115,9 @@ class EvictionRow(Base):
     tokens_after: Mapped[int] = mapped_column(Integer)
     policy: Mapped[str] = mapped_column(String(40))
     reason: Mapped[str] = mapped_column(String(300))
+    # what pushed the memory over budget (memory.types.CAUSES) and the turn that did it, if any
+    cause: Mapped[str] = mapped_column(String(20), default="budget")
+    cause_turn: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from sqlalchemy import bindparam, delete, insert, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from memory.types import Citation, EvictionRecord, MemorySettings, TurnState
 
@@ -238,6 +238,8 @@ def insert_evictions(conn, conv_id: int, records: Sequence[EvictionRecord]) -> N
                 "tokens_after": r.tokens_after,
                 "policy": r.policy,
                 "reason": r.reason,
+                "cause": r.cause,
+                "cause_turn": r.cause_turn,
                 "created_at": now,
             }
             for r in records
@@ -257,6 +259,8 @@ def eviction_record(row: EvictionRow) -> EvictionRecord:
         tokens_after=row.tokens_after,
         policy=row.policy,
         reason=row.reason,
+        cause=row.cause,
+        cause_turn=row.cause_turn,
     )
 
 
@@ -294,11 +298,50 @@ def delete_conversation(s: Session, conv_id: int) -> None:
     s.execute(delete(Conversation).where(Conversation.id == conv_id))
 
 
-def turn_rows(s: Session, conv_id: int) -> list[Turn]:
-    return list(s.scalars(select(Turn).where(Turn.conversation_id == conv_id).order_by(Turn.seq)))
+def turn_rows(s: Session, conv_id: int, *, vectors: bool = True) -> list[Turn]:
+    """A conversation's turns in order; ``vectors=False`` leaves the embeddings unread."""
+    q = select(Turn).where(Turn.conversation_id == conv_id).order_by(Turn.seq)
+    return list(s.scalars(q if vectors else q.options(defer(Turn.embedding))))
 
 
-# ----- read helpers for the app's pages (appended for issue 4) --------------------------------
+def turn_states_of(rows: Iterable[Turn]) -> list[TurnState]:
+    """The layer's view of turn rows already read (``load_turn_states`` without a second query)."""
+    return [TurnState(t.seq, t.role, t.tokens, t.seq, t.protected_since, t.state == "active", t.pinned) for t in rows]
+
+
+def last_turn(s: Session, conv_id: int) -> Turn | None:
+    return s.scalars(select(Turn).where(Turn.conversation_id == conv_id).order_by(Turn.seq.desc()).limit(1)).first()
+
+
+def turn_flags(s: Session, conv_id: int, *, exclude: int | None = None):
+    """(seq, state, pinned, id, created_at) of every turn, in order: the cheap part of a turn."""
+    q = select(Turn.seq, Turn.state, Turn.pinned, Turn.id, Turn.created_at).where(Turn.conversation_id == conv_id)
+    if exclude is not None:
+        q = q.where(Turn.seq != exclude)
+    return s.execute(q.order_by(Turn.seq)).all()
+
+
+def turn_texts(s: Session, conv_id: int, seqs: Sequence[int], chunk: int = 500):
+    """(seq, role, content, embedding, embedding_dim, id, created_at) of the turns ``seqs``."""
+    for start in range(0, len(seqs), chunk):
+        yield from s.execute(
+            select(Turn.seq, Turn.role, Turn.content, Turn.embedding, Turn.embedding_dim, Turn.id, Turn.created_at)
+            .where(Turn.conversation_id == conv_id, Turn.seq.in_(seqs[start:start + chunk]))
+        )
+
+
+def load_answer_cites(s: Session, conv_id: int) -> dict[int, list[tuple[int, float]]]:
+    """Answer turn -> the (turn, weight) it cited, in log order (what a saved file keeps)."""
+    cites: dict[int, list[tuple[int, float]]] = {}
+    rows = s.execute(select(CitationRow.answer_turn, CitationRow.turn, CitationRow.weight)
+                     .where(CitationRow.conversation_id == conv_id, CitationRow.answer_turn.is_not(None))
+                     .order_by(CitationRow.id))
+    for answer, turn, weight in rows:
+        cites.setdefault(answer, []).append((turn, weight))
+    return cites
+
+
+# ----- the logs the pages show ----------------------------------------------------------------
 
 
 def load_misses(s: Session, conv_id: int) -> list[MissRow]:

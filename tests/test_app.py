@@ -254,3 +254,29 @@ def test_why_forgotten_in_plain_words(svc):
 def test_pin_changes_maps_editor_positions_to_turn_numbers():
     changes = V.pin_changes({"0": {"pinned": True}, 2: {"pinned": False}, 1: {"text": "x"}}, [4, 5, 6], {4: False, 5: False, 6: True})
     assert changes == [(4, True), (6, False)]
+
+
+def test_chat_history_assigns_evictions_to_answers_by_their_cause(store):
+    """fifo, lag 0, 10 tokens a turn, a 30-token budget: which turn leaves when is known by hand."""
+    conv = store.create("t", MemorySettings(budget=30, lag=0, policy="fifo"))
+
+    def arrive(role):
+        with store.transaction(conv) as tx:
+            t = tx.add_turn(role, f"{role} message", 10)
+            return tx.enforce("arrival", t.number)
+
+    for role in ("user", "assistant", "user"):
+        assert arrive(role) == []
+    assert [r.turn for r in arrive("assistant")] == [1]  # answer 4 arrives: turn 1 goes
+    assert [r.turn for r in arrive("user")] == [2]  # message 5 arrives: turn 2 goes
+    with store.transaction(conv) as tx:  # a person restores turn 1 before the answer comes
+        assert [r.turn for r in tx.restore(1)] == [3]
+    with store.transaction(conv) as tx:  # the answer's unit of work: the second chance, then the answer
+        assert [r.turn for r in tx.restore(2, kind="auto_restore")] == [4]
+        t = tx.add_turn("assistant", "answer", 10)
+        assert [r.turn for r in tx.enforce("arrival", t.number)] == [1]
+    view = V.load_view(store, conv)
+    assert [(r.step, r.cause) for r in view.evictions if r.turn == 3] == [(5, "restore")]  # at the message's step
+    evicted = {m.number: m.evicted for m in V.chat_history(view) if m.role == "assistant"}
+    # the person's restore at step 5 belongs to no answer, though it happened while 6 was pending
+    assert evicted == {2: [], 4: [1], 6: [2, 4, 1]}

@@ -22,7 +22,7 @@ def test_models_and_migrations_agree(engine):
     with engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
     assert diff == []
-    assert current_revision(engine) == "0002"
+    assert current_revision(engine) == "0003"
 
 
 def test_sqlite_pragmas_are_set_on_every_connection(tmp_path):
@@ -63,7 +63,7 @@ def test_upgrade_from_the_first_schema_keeps_the_data(db_url):
     engine.dispose()
 
     engine = make_engine(db_url)  # migrates on open
-    assert current_revision(engine) == "0002"
+    assert current_revision(engine) == "0003"
     store = MemoryStore(engine)
     conv = store.conversation(1)
     assert conv.title == "old" and conv.auto_restore is False and conv.owner is None
@@ -72,7 +72,7 @@ def test_upgrade_from_the_first_schema_keeps_the_data(db_url):
     assert [c.turn for c in layer.citations()] == [1]
     with store.transaction(1) as tx:  # and it keeps working
         tx.add_turn("assistant", "hi", 30)
-        tx.enforce("test")
+        tx.enforce()
     assert store.layer(1).step == 3
 
 
@@ -80,7 +80,7 @@ def _exchange(store, conv_id, n_tokens=12, cites=(1,)):
     with store.transaction(conv_id) as tx:
         t = tx.add_turn("user", "x", n_tokens)
         tx.cite(cites, answer_turn=t.number)
-        return tx.enforce(f"turn {t.number}")
+        return tx.enforce("arrival", t.number)
 
 
 def test_rebuilt_state_equals_the_live_state(store):
@@ -115,9 +115,9 @@ def test_a_failing_unit_of_work_leaves_nothing_behind(store, engine):
     before = store.layer(conv).snapshot()
     with pytest.raises(RuntimeError):
         with store.transaction(conv) as tx:
-            tx.add_turn("user", "y", 25)
+            t = tx.add_turn("user", "y", 25)
             tx.cite([1])
-            assert tx.enforce("t")
+            assert tx.enforce("arrival", t.number)
             raise RuntimeError("the model call failed after the rows were written")
     assert store.layer(conv).snapshot() == before
     with Session(engine) as s:
@@ -178,3 +178,68 @@ def test_load_layer_uses_only_the_database(store, engine):
     with Session(engine) as s:
         layer = load_layer(s, repo.get_conversation(s, conv))
     assert layer.step == 8 and layer.used_tokens <= 25 + 24
+
+
+def test_upgrade_to_0003_reads_the_cause_of_old_records_from_their_reason(db_url):
+    engine = make_engine(db_url, migrate=False)
+    upgrade(engine, "0002")
+    when = datetime(2026, 1, 1)
+    reasons = [  # (turn evicted, step, reason as an old lagmem wrote it)
+        (1, 4, "over budget after turn 4 arrived"),
+        (2, 5, "over budget after pin of turn 1"),
+        (3, 5, "over budget after unpin of turn 1"),
+        (4, 5, "over budget after restore of turn 2"),
+        (1, 5, "over budget after restore of turn 3"),
+        (5, 6, "over budget after settings changed (budget 20, policy lru)"),
+        (6, 6, "over budget at step 6"),
+        (2, 6, "something else entirely"),
+    ]
+    with engine.begin() as con:
+        con.execute(text(
+            "INSERT INTO conversations (id, title, created_at, updated_at, budget, lag, policy, low_watermark, pin_share,"
+            " policy_params, step, version, dropped_cites, auto_restore) VALUES (1, 'old', :when, :when, 50, 1,"
+            " 'measured', 1.0, 0.5, '{}', 6, 6, 0, :no)"), {"when": when, "no": False})
+        for seq in range(1, 7):
+            con.execute(text(
+                "INSERT INTO turns (conversation_id, seq, role, content, tokens, state, pinned, protected_since, incomplete,"
+                " created_at) VALUES (1, :seq, 'user', 'hello', 30, 'active', :no, :seq, :no, :when)"),
+                {"seq": seq, "no": False, "when": when})
+        # turn 3 came back by the second chance at step 5, turn 2 by a person
+        for turn, kind in ((2, "restore"), (3, "auto_restore")):
+            con.execute(text("INSERT INTO memory_events (conversation_id, turn, step, kind, detail, created_at)"
+                             " VALUES (1, :turn, 5, :kind, '', :when)"), {"turn": turn, "kind": kind, "when": when})
+        for turn, step, reason in reasons:
+            con.execute(text(
+                "INSERT INTO evictions (conversation_id, turn, step, importance, runners_up, budget, tokens_before,"
+                " tokens_after, policy, reason, created_at) VALUES (1, :turn, :step, 0.5, '[]', 50, 60, 30, 'measured',"
+                " :reason, :when)"), {"turn": turn, "step": step, "reason": reason, "when": when})
+    engine.dispose()
+
+    engine = make_engine(db_url)
+    assert current_revision(engine) == "0003"
+    records = MemoryStore(engine).view(1).evictions
+    assert [r.reason for r in records] == [reason for _, _, reason in reasons]  # the words are kept
+    assert [(r.cause, r.cause_turn) for r in records] == [
+        ("arrival", 4), ("pin", 1), ("unpin", 1), ("restore", 2), ("auto_restore", 3),
+        ("settings", None), ("budget", None), ("budget", None),
+    ]
+    engine.dispose()
+
+
+def test_cause_and_cause_turn_survive_the_round_trip(store):
+    conv = store.create("t", MemorySettings(budget=30, lag=0, policy="fifo"))
+    live = []
+    for role in ("user", "assistant", "user", "assistant", "user"):
+        with store.transaction(conv) as tx:
+            t = tx.add_turn(role, "x", 10)
+            live += tx.enforce("arrival", t.number)
+    with store.transaction(conv) as tx:
+        live += tx.restore(1)
+        live += tx.restore(2, kind="auto_restore")
+        live += tx.pin(3)[0]
+        live += tx.unpin(3)
+    live += store.update_settings(conv, MemorySettings(budget=20, lag=0, policy="fifo"))
+    assert {r.cause for r in live} == {"arrival", "restore", "auto_restore", "pin", "settings"}
+    assert store.view(conv).evictions == live  # every field, cause and cause_turn included
+    with Session(store.reader) as s:
+        assert [(r.cause, r.cause_turn) for r in repo.load_evictions(s, conv)] == [(r.cause, r.cause_turn) for r in live]

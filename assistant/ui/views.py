@@ -1,8 +1,8 @@
 """Plain data for the pages: the chat history, the turn table, the eviction history, the memory
 timeline, chart series and the plain-words "why was this forgotten?".
 
-Everything is read in one read-only session (``load_view``), so one page render shows one
-consistent moment of the memory, and importance is computed *now* from the citation log by the
+Everything is read in one read-only session (``load_view``, the store's ``view``), so one page
+render shows one consistent moment of the memory, and importance is computed *now* from the citation log by the
 conversation's policy (never stored), exactly as the next eviction would compute it.
 """
 
@@ -12,15 +12,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import pandas as pd
-from sqlalchemy.orm import Session
 
-from memory.layer import MemoryLayer
 from memory.policies import POLICIES
 from memory.types import EvictionRecord
-from storage import repo
-from storage.models import Conversation, MemoryEvent, MissRow, Turn
 
-from ..store import MemoryStore, load_layer, owner_of
+from ..store import MemoryStore, MemoryView
 
 ROLE_WORDS = {"user": "your message", "assistant": "an answer", "system": "a system note"}
 
@@ -36,38 +32,9 @@ def shorten(text: str, limit: int = 90) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-@dataclass
-class MemoryView:
-    """One conversation's stored state, read at one moment."""
-
-    conv: Conversation
-    layer: MemoryLayer
-    turns: list[Turn]
-    evictions: list[EvictionRecord]
-    events: list[MemoryEvent] = field(default_factory=list)
-    misses: list[MissRow] = field(default_factory=list)
-    feedback: dict[int, float] = field(default_factory=dict)
-
-    @property
-    def by_number(self) -> dict[int, Turn]:
-        return {t.seq: t for t in self.turns}
-
-
 def load_view(store: MemoryStore, conv_id: int, owner: str | None = None) -> MemoryView:
-    owner = owner or owner_of(store)
-    with Session(store.reader, expire_on_commit=False) as s:
-        conv = repo.get_conversation(s, conv_id, owner=owner)
-        view = MemoryView(
-            conv=conv,
-            layer=load_layer(s, conv),
-            turns=repo.turn_rows(s, conv_id),
-            evictions=repo.load_evictions(s, conv_id),
-            events=repo.load_events(s, conv_id),
-            misses=repo.load_misses(s, conv_id),
-            feedback=repo.load_feedback(s, conv_id),
-        )
-        s.expunge_all()
-    return view
+    """One conversation as the pages show it (a signed-in user's store sees only their own)."""
+    return store.view(conv_id, owner=owner)
 
 
 # ----- the chat page ----------------------------------------------------------------------
@@ -84,19 +51,46 @@ class Message:
     model: str | None = None
 
 
+def exchange_evictions(view: MemoryView) -> dict[int, list[int]]:
+    """Answer turn -> the turns its exchange pushed out of memory, read from each record's cause.
+
+    An exchange is a message and its answer: its evictions are those caused by the arrival of the
+    answer, by the arrival of the message it answers (the turn just before it, unless that is an
+    answer too), and by the second chance restoring a missed turn while it answered (at the
+    message's step). Pins, unpins, restores and settings changes are a person's own actions: they
+    belong to no message."""
+    by = view.by_number
+    out: dict[int, list[int]] = defaultdict(list)
+    for r in view.evictions:
+        if r.cause == "arrival":
+            answer = r.cause_turn if _is_answer(by, r.cause_turn) else r.cause_turn + 1
+        elif r.cause == "auto_restore":
+            answer = r.step + 1  # the answer's unit of work runs at its message's step
+        else:
+            continue
+        if _is_answer(by, answer):
+            out[answer].append(r.turn)
+    return out
+
+
+def _is_answer(by: dict, number: int) -> bool:
+    t = by.get(number)
+    return t is not None and t.role == "assistant"
+
+
 def chat_history(view: MemoryView) -> list[Message]:
     """Every stored turn, with each answer's citations, feedback and the evictions its exchange
-    caused (at the user's step, or when the answer itself arrived)."""
+    caused (``exchange_evictions``)."""
     cites: dict[int, list[tuple[int, float]]] = defaultdict(list)
     for c in view.layer.citations():
         if c.answer_turn is not None:
             cites[c.answer_turn].append((c.turn, c.weight))
+    evicted = exchange_evictions(view)
     out = []
     for t in view.turns:
         m = Message(t.seq, t.role, t.content, sorted(cites.get(t.seq, [])), feedback=view.feedback.get(t.seq), model=t.model)
         if t.role == "assistant":
-            m.evicted = [r.turn for r in view.evictions
-                         if r.step == t.seq - 1 or (r.step == t.seq and r.reason.endswith(f"turn {t.seq} arrived"))]
+            m.evicted = evicted.get(t.seq, [])
         out.append(m)
     return out
 
@@ -109,7 +103,7 @@ def eviction_line(evicted: list[int]) -> str:
     return f"{n} turn{'s' if n != 1 else ''} left memory ({which}) — see the Memory inspector."
 
 
-def pending_user_turn(view: MemoryView) -> Turn | None:
+def pending_user_turn(view: MemoryView):
     """The last turn, when it is a user message without an answer (a failed exchange)."""
     return view.turns[-1] if view.turns and view.turns[-1].role == "user" else None
 
