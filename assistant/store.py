@@ -15,6 +15,7 @@ dropped, so the next unit of work rebuilds from what was committed: no half-writ
 
 from __future__ import annotations
 
+import functools
 import inspect
 import threading
 from collections.abc import Iterable, Iterator
@@ -249,19 +250,19 @@ class MemoryStore:
             version = repo.bump(conn, conv.id, conv.version, tx.layer.step, tx.dropped)
         self._cache[conv.id] = (version, tx.layer)
 
-    def conversations(self, owner: str | None = None) -> list[Conversation]:
+    def conversations(self, *, owner: str | None = None) -> list[Conversation]:
         with Session(self.reader, expire_on_commit=False) as s:
             return repo.list_conversations(s, owner=owner)
 
-    def conversation(self, conv_id: int, owner: str | None = None) -> Conversation:
+    def conversation(self, conv_id: int, *, owner: str | None = None) -> Conversation:
         with Session(self.reader, expire_on_commit=False) as s:
             return repo.get_conversation(s, conv_id, owner=owner)
 
-    def rename(self, conv_id: int, title: str, owner: str | None = None) -> None:
+    def rename(self, conv_id: int, title: str, *, owner: str | None = None) -> None:
         with self.transaction(conv_id, owner=owner) as tx:
             tx.update(title=title)
 
-    def delete(self, conv_id: int, owner: str | None = None) -> None:
+    def delete(self, conv_id: int, *, owner: str | None = None) -> None:
         with _storage_errors(), Session(self.engine) as s, s.begin():
             repo.get_conversation(s, conv_id, owner=owner, lock=True)
             repo.delete_conversation(s, conv_id)
@@ -294,7 +295,7 @@ class MemoryStore:
             self._cache[conv_id] = (version, tx.layer)
 
     # ----- reading ---------------------------------------------------------------------------
-    def layer(self, conv_id: int, owner: str | None = None) -> MemoryLayer:
+    def layer(self, conv_id: int, *, owner: str | None = None) -> MemoryLayer:
         """A private copy of the current memory state, for reading (the inspector, retrieval)."""
         with Session(self.reader) as s:
             conv = repo.get_conversation(s, conv_id, owner=owner)
@@ -306,7 +307,7 @@ class MemoryStore:
         with Session(self.reader) as s:
             yield Reader(s)
 
-    def view(self, conv_id: int, owner: str | None = None) -> MemoryView:
+    def view(self, conv_id: int, *, owner: str | None = None) -> MemoryView:
         """Everything the pages show of one conversation, read in one session; the layer is rebuilt
         once, from the same turn rows and feedback the view holds."""
         with Session(self.reader, expire_on_commit=False) as s:
@@ -320,7 +321,7 @@ class MemoryStore:
             s.expunge_all()
         return view
 
-    def transcript(self, conv_id: int, owner: str | None = None) -> T.Transcript:
+    def transcript(self, conv_id: int, *, owner: str | None = None) -> T.Transcript:
         """The conversation in the saved format: its settings, turns with the cites each answer
         made, and the pins, unpins, restores and feedback in the order they happened (refused pins
         changed nothing and are left out; the second chance is a restore)."""
@@ -343,7 +344,7 @@ class MemoryStore:
                 items.extend(events.get(row.seq, []))
         return T.Transcript(header, items)
 
-    def pending_user_turn(self, conv_id: int, owner: str | None = None) -> Turn | None:
+    def pending_user_turn(self, conv_id: int, *, owner: str | None = None) -> Turn | None:
         """The last turn when it is a user message with no answer (an exchange that failed)."""
         with Session(self.reader, expire_on_commit=False) as s:
             repo.get_conversation(s, conv_id, owner=owner)
@@ -374,9 +375,12 @@ class OwnerScope:
             return attr
         scoped = self._scoped.get(name)
         if scoped is None:
-            def scoped(*args, owner=None, _call=attr, **kwargs):
-                return _call(*args, owner=self.owner, **kwargs)
+            scoped = self._scoped[name] = self._scope(attr)
+        return scoped
 
-            scoped.__doc__ = attr.__doc__
-            self._scoped[name] = scoped
+    def _scope(self, method):
+        @functools.wraps(method)
+        def scoped(*args, owner=None, **kwargs):  # the caller's owner is ignored: the scope's is the one
+            return method(*args, owner=self.owner, **kwargs)
+
         return scoped

@@ -57,3 +57,20 @@ def test_two_users_cannot_read_or_change_each_others_conversations(store, counte
     assert export_transcript(store, alice, owner="alice") == before
     main(["export", str(alice), "--db", db_url, "--user", "alice"])
     assert capsys.readouterr().out == before
+
+
+def test_a_signed_in_users_store_scopes_every_read(store, counter):
+    from assistant.store import OwnerScope
+
+    svc = ChatService(store, FakeLLM(), HashEmbedder(), counter)
+    alice = store.create("alice's plans", owner="alice")
+    svc.ask(alice, "alice's message", owner="alice")
+    bob = OwnerScope(store, "bob")
+    for read in ("view", "transcript", "pending_user_turn", "layer", "conversation"):
+        with pytest.raises(NotFound):
+            getattr(bob, read)(alice)
+        with pytest.raises(NotFound):  # naming another owner does not widen the scope
+            getattr(bob, read)(alice, owner="alice")
+    mine = OwnerScope(store, "alice")
+    assert mine.view(alice).conv.id == alice and len(mine.transcript(alice).items) == 2
+    assert [c.id for c in bob.conversations(owner="alice")] == []
