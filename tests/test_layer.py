@@ -209,3 +209,39 @@ def test_measured_with_decay_one_uniform_weights_and_lag_zero_is_accumulate():
             assert [t.number for t, _ in m.ranking()] == [t.number for t, _ in a.ranking()]
             rm, ra = m.enforce_budget(), a.enforce_budget()
             assert [r.turn for r in rm] == [r.turn for r in ra]
+
+
+def test_each_record_names_its_cause_and_the_reason_says_it_in_the_old_words():
+    lay = layer(budget=20, pin_share=1.0, policy="fifo")
+    fill(lay, [10, 10])
+    lay.add_turn("user", 10)
+    (r,) = lay.enforce_budget("arrival", 3)
+    assert (r.turn, r.cause, r.cause_turn, r.reason) == (1, "arrival", 3, "over budget after turn 3 arrived")
+    (r,) = lay.restore(1, cause="auto_restore")  # the second chance reads as a restore
+    assert (r.turn, r.cause, r.cause_turn, r.reason) == (2, "auto_restore", 1, "over budget after restore of turn 1")
+    (r,) = lay.pin(2)
+    assert (r.turn, r.cause, r.cause_turn, r.reason) == (1, "pin", 2, "over budget after pin of turn 2")  # tie: older first
+    lay.add_turn("user", 10)
+    (r,) = lay.enforce_budget()
+    assert (r.cause, r.cause_turn, r.reason) == ("budget", None, "over budget at step 4")
+    assert "cause" not in r.as_dict()  # the printed record is the one replays have always printed
+    for bad in (("arrived", 3), ("arrival", None), ("settings", 2)):
+        with pytest.raises(ValueError, match="cause"):
+            lay.enforce_budget(*bad)
+    with pytest.raises(ValueError, match="restore or auto_restore"):
+        lay.restore(4, cause="pin")
+
+
+def test_the_lag_is_fixed_when_the_layer_is_built_and_read_only_in_the_evidence():
+    lay = layer(lag=3)
+    assert lay.lag == lay.evidence.lag == 3
+    with pytest.raises(AttributeError):
+        lay.evidence.lag = 0  # nobody pushes a lag into the evidence
+
+
+def test_active_numbers_are_the_turns_in_memory_in_the_order_they_entered():
+    lay = layer(budget=20, policy="fifo")
+    fill(lay, [10, 10, 10])
+    lay.enforce_budget()  # turn 1 leaves
+    lay.restore(1)  # and comes back last; turn 2 leaves
+    assert lay.active_numbers() == [3, 1]

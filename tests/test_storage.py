@@ -243,3 +243,19 @@ def test_cause_and_cause_turn_survive_the_round_trip(store):
     assert store.view(conv).evictions == live  # every field, cause and cause_turn included
     with Session(store.reader) as s:
         assert [(r.cause, r.cause_turn) for r in repo.load_evictions(s, conv)] == [(r.cause, r.cause_turn) for r in live]
+
+
+def test_the_view_rebuilds_the_layer_the_store_rebuilds(store):
+    conv = store.create("t", MemorySettings(budget=50, lag=1, pin_share=0.5))
+    for i in range(12):
+        _exchange(store, conv, 7 + i % 5, cites=(1, i))
+        if i == 5:
+            with store.transaction(conv) as tx:
+                tx.pin(2)
+                tx.feedback(5, -1)
+    view, ref = store.view(conv), store.layer(conv)
+    assert view.layer.snapshot() == ref.snapshot()
+    assert view.layer.ranking() == ref.ranking()
+    assert view.layer.citations() == ref.citations()
+    assert view.feedback == ref.feedback_values() == {5: -1.0}
+    assert [t.seq for t in view.turns] == list(range(1, 13))
