@@ -2,8 +2,9 @@
 timeline, chart series and the plain-words "why was this forgotten?".
 
 Everything is read in one read-only session (``load_view``, the store's ``view``), so one page
-render shows one consistent moment of the memory, and importance is computed *now* from the citation log by the
-conversation's policy (never stored), exactly as the next eviction would compute it.
+render shows one consistent moment of the memory, and importance is computed *now* from the
+citation log by the conversation's policy (never stored), exactly as the next eviction would.
+Which answer's exchange pushed a turn out is read from each eviction record's cause.
 """
 
 from __future__ import annotations
