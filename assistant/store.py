@@ -154,8 +154,9 @@ class MemoryView:
     misses: list[MissRow] = field(default_factory=list)
     feedback: dict[int, float] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def by_number(self) -> dict[int, Turn]:
+        """Turn rows by turn number (built once per view: the pages look turns up in loops)."""
         return {t.seq: t for t in self.turns}
 
 
