@@ -12,9 +12,9 @@ import threading
 
 from assistant.tokens import make_token_counter
 from memory.types import MemorySettings
-from storage.db import default_url, make_engine
+from storage.db import make_engine
 
-from .config import env
+from .config import default_url, env
 from .llm import make_llm
 from .service import ChatService
 from .store import MemoryStore

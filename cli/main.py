@@ -24,7 +24,9 @@ EPILOG = """settings (environment):
 def _engine(url: str | None):
     from storage.db import make_engine
 
-    return make_engine(url)
+    from assistant.config import default_url
+
+    return make_engine(url or default_url())
 
 
 def _read_transcript(path: str) -> T.Transcript:
@@ -41,11 +43,9 @@ def _read_transcript(path: str) -> T.Transcript:
 
 
 def _counter():
-    from assistant.tokens import make_token_counter
+    from assistant.tokens import counter_for
 
-    from assistant.config import model_name
-
-    return make_token_counter(model_name())
+    return counter_for()  # the answering model's counter, as in the app
 
 
 def print_timeline(log, out=sys.stdout) -> None:
