@@ -18,7 +18,8 @@ from tests.fake_llm import FakeLLM
 from assistant.errors import ServerUnreachable
 from assistant.retrieval import CiteCheck, RetrievalConfig
 from assistant.ui import views as V
-from assistant.ui.widgets import import_text, md_text
+from assistant.ui.sidebar import import_text
+from assistant.ui.text import md_text
 from memory.types import MemorySettings
 from storage.models import CitationRow, Conversation, FeedbackRow, Turn
 
