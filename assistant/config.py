@@ -266,8 +266,3 @@ def current() -> Config:
 def default_url() -> str:
     """The configured database URL (LAGMEM_DATABASE_URL, else ``lagmem.db`` in the data dir)."""
     return current().database_url
-
-
-def env(name: str, default: str | None = None) -> str | None:
-    """One raw variable, blank counted as unset. Prefer a validated field of :func:`current`."""
-    return _Reader(os.environ).text(name) or default

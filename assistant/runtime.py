@@ -14,7 +14,7 @@ from assistant.tokens import make_token_counter
 from memory.types import MemorySettings
 from storage.db import make_engine
 
-from .config import default_url, env
+from .config import default_url
 from .llm import make_llm
 from .service import ChatService
 from .store import MemoryStore

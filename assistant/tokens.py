@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import math
 import os
 import struct
 import threading
