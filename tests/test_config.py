@@ -135,3 +135,11 @@ def test_base_url_alone_counts_tokens_for_the_model_that_answers(fake_openai, mo
     assert cli.main(["import", str(saved), "--db", url]) == 0
     stored = runtime.get_store(url).layer(1).turns()[0].tokens
     assert stored == svc.counter.count(text) != make_token_counter("gpt-4o-mini").count(text)
+
+
+def test_the_readme_lists_every_variable():
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    table = [line for line in readme.splitlines() if line.startswith("| `")]
+    assert {name for name in VARIABLES if not any(f"`{name}`" in row for row in table)} == set()
