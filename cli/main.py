@@ -184,7 +184,12 @@ def main(argv: list[str] | None = None) -> int:
 
         return serve_model_main(argv[1:])
     args = build_parser().parse_args(argv)
-    return args.func(args) or 0
+    from assistant.errors import ConfigError, LLMError
+
+    try:
+        return args.func(args) or 0
+    except (ConfigError, LLMError) as exc:  # a bad setting or an unreachable model: say so, plainly
+        raise SystemExit(f"lagmem: {exc.message}") from exc
 
 
 if __name__ == "__main__":

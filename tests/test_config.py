@@ -143,3 +143,15 @@ def test_the_readme_lists_every_variable():
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     table = [line for line in readme.splitlines() if line.startswith("| `")]
     assert {name for name in VARIABLES if not any(f"`{name}`" in row for row in table)} == set()
+
+
+def test_the_terminal_says_which_setting_is_wrong(monkeypatch):
+    from pathlib import Path
+
+    from cli import main as cli
+
+    monkeypatch.setenv("LAGMEM_LLM_TIMEOUT", "abc")
+    saved = Path(__file__).parent / "conversations" / "pins.jsonl"
+    with pytest.raises(SystemExit) as info:
+        cli.main(["replay", str(saved)])
+    assert str(info.value.code) == "lagmem: LAGMEM_LLM_TIMEOUT must be a number of seconds > 0, got 'abc'"
