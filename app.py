@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from assistant.errors import LLMError
+from assistant.errors import ConfigError, LLMError
 from assistant.service import EmptyMessage, Exchange
 from assistant.ui.actions import set_feedback, show_flash
 from assistant.ui.loading import service, store as open_store
@@ -114,7 +114,11 @@ def run_exchange(ex: Exchange) -> None:
 
 
 require_sign_in()  # a visitor who is not signed in sees only the sign-in button
-store = open_store()
+try:
+    store = open_store()
+except ConfigError as exc:  # a bad setting: say which, instead of a traceback
+    st.error(exc.message, icon=":material/settings:")
+    st.stop()
 conv_id = conversation_sidebar(store)
 page = st.navigation([
     st.Page(chat_page, title="Chat", icon=":material/forum:", default=True),

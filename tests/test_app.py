@@ -255,3 +255,13 @@ def test_why_forgotten_in_plain_words(svc):
 def test_pin_changes_maps_editor_positions_to_turn_numbers():
     changes = V.pin_changes({"0": {"pinned": True}, 2: {"pinned": False}, 1: {"text": "x"}}, [4, 5, 6], {4: False, 5: False, 6: True})
     assert changes == [(4, True), (6, False)]
+
+
+def test_a_bad_setting_is_named_on_the_page(monkeypatch):
+    monkeypatch.setenv("LAGMEM_DATABASE_URL", "lagmem.db")  # a file name, not a URL
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "LAGMEM_DATABASE_URL must be an SQLAlchemy database URL such as sqlite:////path/lagmem.db "
+        "or postgresql+psycopg://user@host/db, got 'lagmem.db'"]
+    assert not at.chat_input
