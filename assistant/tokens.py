@@ -190,17 +190,6 @@ def load_encoding(name: str):
         return enc
 
 
-def prepare_offline(directory: Path | None = None) -> Path:
-    """Build every verified cache file we can (cl100k_base, o200k_base); return the directory.
-
-    After this, with ``TIKTOKEN_CACHE_DIR`` set to the returned directory, plain tiktoken calls
-    (``get_encoding``, ``encoding_for_model``) work offline, in any process."""
-    directory = directory or cache_dir()
-    for key in ENCODING_FILES:
-        ensure_cache_file(key, directory)
-    return directory
-
-
 # --------------------------------------------------------------------------- model -> encoding
 
 
