@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
+import platformdirs
+
 from assistant.errors import ConfigError
 
 LOCAL_MODEL_ALIAS = "SmolLM2-135M-Instruct"  # the name the embedded server answers to
@@ -105,20 +107,11 @@ class Config:
         """Read and check every setting; raise :class:`ConfigError` naming the first bad one."""
         read = _Reader(os.environ if env is None else env)
         explicit_dir = read.path("LAGMEM_DATA_DIR", "a directory", directory=True)
-        if explicit_dir is None:
-            import platformdirs
-
-            data_dir = Path(platformdirs.user_data_dir("lagmem", appauthor=False))
-        else:
-            data_dir = explicit_dir
-        cache = read.path("TIKTOKEN_CACHE_DIR", "a directory", directory=True)
-        if cache is None:
-            if explicit_dir is not None:
-                cache = explicit_dir / "tiktoken"
-            else:
-                import platformdirs
-
-                cache = Path(platformdirs.user_cache_dir("lagmem")) / "tiktoken"
+        data_dir = explicit_dir or Path(platformdirs.user_data_dir("lagmem", appauthor=False))
+        # the rebuilt tiktoken files follow the data dir when one is named (tests name one)
+        cache = read.path("TIKTOKEN_CACHE_DIR", "a directory", directory=True) or (
+            explicit_dir / "tiktoken" if explicit_dir is not None
+            else Path(platformdirs.user_cache_dir("lagmem")) / "tiktoken")
         return cls(
             data_dir=data_dir,
             database_url=read.database_url("LAGMEM_DATABASE_URL")

@@ -119,7 +119,7 @@ def run(reps: int = 300) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__.replace("``", ""),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", action="store_true", help=argparse.SUPPRESS)  # older command lines
     add_arguments(ap)
