@@ -228,7 +228,7 @@ class LLMClient:
             models = self._client().models.list()
             ids = [m.id for m in models.data]
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
-            raise self._map(exc, "listing models") from exc
+            raise self._map(exc, "asking it for its model; LAGMEM_MODEL names one without asking") from exc
         if not ids:
             raise BadResponse("The model server lists no models; set LAGMEM_MODEL.")
         return ids[0]
