@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from assistant.errors import LLMError
+from assistant.errors import ConfigError, LLMError
 from assistant.service import EmptyMessage, Exchange
-from assistant.ui import widgets as W
+from assistant.ui.actions import set_feedback, show_flash
+from assistant.ui.loading import service, store as open_store
+from assistant.ui.settings import settings_panel
+from assistant.ui.sidebar import NEW_TITLE, conversation_sidebar, model_panel
+from assistant.ui.signin import current_owner, require_sign_in
+from assistant.ui.text import md_stream, md_text, show_text
 from assistant.ui.views import Message, chat_history, eviction_line, load_view, pending_user_turn, shorten
 
 INSPECTOR = "pages/1_Memory_inspector.py"
@@ -22,12 +27,12 @@ INSPECTOR = "pages/1_Memory_inspector.py"
 
 def chat_page() -> None:
     st.set_page_config(page_title="lagmem · chat", page_icon=":material/forum:", layout="centered")
-    W.settings_panel(store, conv_id)
+    settings_panel(store, conv_id)
     view = load_view(store, conv_id)
-    st.title(W.md_text(view.conv.title), anchor=False)
+    st.title(md_text(view.conv.title), anchor=False)
     st.caption(f"Memory: {view.layer.used_tokens:,} of {view.conv.budget:,} tokens · lag {view.layer.lag} steps · "
                f"{view.conv.policy} policy · step {view.conv.step}")
-    W.show_flash()
+    show_flash()
     history = chat_history(view)
     for m in history:
         show_message(view, m)
@@ -37,7 +42,7 @@ def chat_page() -> None:
         st.error(error or "This message has no answer yet.", icon=":material/error:")
         if st.button("Retry", icon=":material/refresh:", type="primary"):
             st.session_state.pop(f"error-{conv_id}", None)
-            ex = W.service().answer_pending(conv_id, owner=W.current_owner())
+            ex = service().answer_pending(conv_id, owner=current_owner())
             if ex is not None:
                 run_exchange(ex)
 
@@ -46,21 +51,21 @@ def chat_page() -> None:
 
     if prompt := st.chat_input("Message lagmem", submit_mode="disable", max_chars=200_000):
         with st.chat_message("user"):
-            W.show_text(prompt)
+            show_text(prompt)
         try:
-            ex = W.service().send(conv_id, prompt, owner=W.current_owner())
+            ex = service().send(conv_id, prompt, owner=current_owner())
         except EmptyMessage as exc:
             st.warning(str(exc))
             return
         st.session_state.pop(f"error-{conv_id}", None)
-        if view.conv.title == W.NEW_TITLE and view.conv.step == 0:
+        if view.conv.title == NEW_TITLE and view.conv.step == 0:
             store.rename(conv_id, shorten(prompt, 48))
         run_exchange(ex)
 
 
 def show_message(view, m: Message) -> None:
     with st.chat_message(m.role):
-        W.show_text(m.content)
+        show_text(m.content)
         if m.role != "assistant":
             return
         if m.cited:
@@ -73,18 +78,18 @@ def show_message(view, m: Message) -> None:
                         continue
                     state = "in memory" if view.layer.turn(t).active else "evicted"
                     st.caption(f"#{t} · {turn.role} · confidence {weight:.2f} · {state}")
-                    W.show_text(turn.content)
+                    show_text(turn.content)
         else:
             st.caption("No earlier turn cited.")
         key = f"fb-{conv_id}-{m.number}"
         default = None if m.feedback in (None, 0.0) else (1 if m.feedback > 0 else 0)
-        st.feedback("thumbs", key=key, default=default, on_change=W.set_feedback, args=(store, conv_id, m.number, key))
+        st.feedback("thumbs", key=key, default=default, on_change=set_feedback, args=(store, conv_id, m.number, key))
         if m.evicted:
             st.caption(eviction_line(m.evicted))
 
 
 def spinner_text() -> str:
-    if getattr(W.service().llm, "backend", "") == "local":
+    if getattr(service().llm, "backend", "") == "local":
         return "Thinking… the embedded model's first answer takes a few seconds."
     return "Thinking…"
 
@@ -102,17 +107,22 @@ def run_exchange(ex: Exchange) -> None:
                     yield first
                 yield from gen
 
-            st.write_stream(W.md_stream(deltas()))
+            st.write_stream(md_stream(deltas()))
         except LLMError as exc:
             st.session_state[f"error-{conv_id}"] = exc.message
     st.rerun()
 
 
-store = W.store()
-conv_id = W.conversation_sidebar(store)
+require_sign_in()  # a visitor who is not signed in sees only the sign-in button
+try:
+    store = open_store()
+except ConfigError as exc:  # a bad setting: say which, instead of a traceback
+    st.error(exc.message, icon=":material/settings:")
+    st.stop()
+conv_id = conversation_sidebar(store)
 page = st.navigation([
     st.Page(chat_page, title="Chat", icon=":material/forum:", default=True),
     st.Page(INSPECTOR, title="Memory inspector", icon=":material/insights:", url_path="inspector"),
 ])
 page.run()
-W.model_panel()
+model_panel()

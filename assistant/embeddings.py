@@ -8,18 +8,17 @@ background job may all embed), so every call goes through one lock.
 Vectors are L2-normalized float32, so cosine similarity is a plain dot product. Each turn is embedded
 once when stored and its vector kept in the database as little-endian float32 bytes
 (``pack_vector``/``unpack_vector``), together with ``model_name`` and ``dim``.
-
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import threading
 from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
+
+from assistant.config import current
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -36,13 +35,6 @@ class Embedder(Protocol):
 
 def _as_list(texts: str | Sequence[str]) -> list[str]:
     return [texts] if isinstance(texts, str) else list(texts)
-
-
-def _normalize(matrix: np.ndarray) -> np.ndarray:
-    matrix = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0  # an empty text stays the zero vector: similar to nothing
-    return (matrix / norms).astype(np.float32, copy=False)
 
 
 class SentenceEmbedder:
@@ -92,7 +84,7 @@ def _set_torch_threads() -> int:
     """
     import torch
 
-    wanted = int(os.environ.get("LAGMEM_EMBED_THREADS", "1") or "1")
+    wanted = current().embed_threads
     if wanted > 0:
         torch.set_num_threads(wanted)
     return torch.get_num_threads()
@@ -112,7 +104,7 @@ def get_embedder() -> SentenceEmbedder:
     return _singleton
 
 
-# --------------------------------------------------------------------------- storage and similarity
+# --------------------------------------------------------------------------- storage format
 
 
 def pack_vector(vector: np.ndarray) -> bytes:
@@ -131,16 +123,3 @@ def unpack_vector(data: bytes, dim: int | None = None) -> np.ndarray:
     if dim is not None and arr.shape[0] != dim:
         raise ValueError(f"vector has {arr.shape[0]} dimensions, expected {dim}")
     return arr
-
-
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    """Cosine similarity of two unit vectors: their dot product."""
-    return float(np.dot(np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)))
-
-
-def cosine_many(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    """Similarity of each row of ``matrix`` (unit rows) to ``vector`` (unit)."""
-    matrix = np.asarray(matrix, dtype=np.float32)
-    if matrix.size == 0:
-        return np.zeros((matrix.shape[0] if matrix.ndim == 2 else 0,), dtype=np.float32)
-    return matrix @ np.asarray(vector, dtype=np.float32)

@@ -1,10 +1,12 @@
-"""The small domain error hierarchy of lagmem.
+"""The small domain error hierarchy of lagmem: model failures, bad settings, refused writes.
 
-Why: the UI and the terminal commands must tell the user *what to do* when the model side
-fails ("set OPENAI_API_KEY", "start your server", "wait a moment"), without knowing which SDK
-or server produced the failure. SDK exceptions are mapped to these classes at one boundary,
-`assistant/llm.py`; nothing above it catches an `openai` exception. The original exception is
-kept as ``__cause__`` (``raise ... from exc``) so tests and logs still see the real traceback.
+Why: the UI and the terminal commands must tell the user *what to do* when something fails ("set
+OPENAI_API_KEY", "start your server", "wait a moment", "LAGMEM_LLM_TIMEOUT must be a number"),
+without knowing which SDK or server produced the failure. SDK exceptions are mapped to these
+classes at one boundary each: `assistant/llm.py` for the model (nothing above it catches an
+`openai` exception), `assistant/store.py` for the database, `assistant/config.py` for settings.
+The original exception is kept as ``__cause__`` (``raise ... from exc``) so tests and logs still
+see the real traceback.
 
 Every class carries a default, human message; callers may pass a more specific one.
 """
@@ -76,7 +78,21 @@ class LLMTimeout(LLMError):
     )
 
 
-# ----- storage (issue 6) -----------------------------------------------------------------------
+# ----- settings and storage ----------------------------------------------------------------------
+
+
+class ConfigError(LagmemError, ValueError):
+    """A setting (an environment variable) has a value lagmem cannot use.
+
+    Raised by ``assistant.config`` when the configuration is built; the message names the variable,
+    what it accepts and what it got. ``variable`` is the variable's name.
+    """
+
+    default_message = "A lagmem setting is invalid."
+
+    def __init__(self, message: str | None = None, variable: str | None = None) -> None:
+        super().__init__(message)
+        self.variable = variable
 
 
 class StorageError(LagmemError):

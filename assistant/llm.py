@@ -3,18 +3,13 @@
 Why one interface: the retrieval step and the answer both go through ``complete()`` and
 ``stream()``, whichever model sits behind them -- OpenAI, any OpenAI-compatible server (Ollama,
 vLLM, llama.cpp server, LM Studio), the embedded SmolLM2 server, or a scripted fake injected by
-tests. Configuration comes from the environment the way users expect:
+tests. Which server, which model and how patient to be is an :class:`LLMConfig`, read from the
+environment by :mod:`assistant.config` (``OPENAI_API_KEY`` alone: OpenAI; ``OPENAI_BASE_URL``: that
+server; neither: the embedded model, started on first use by :mod:`assistant.local_model`).
 
-* ``OPENAI_API_KEY`` alone            -> OpenAI itself (backend ``openai``);
-* ``OPENAI_BASE_URL`` (+ maybe a key) -> that server (backend ``compatible``; ``openai`` when the
-  URL is api.openai.com). An empty string counts as unset;
-* neither                             -> the embedded local model (backend ``local``), started on
-  first use by :mod:`assistant.local_model`; no key, no network;
-* ``LAGMEM_LLM=local``                forces the embedded model even when a key is set.
-
-``LAGMEM_MODEL`` names the model; ``LAGMEM_LLM_TIMEOUT`` (seconds) and ``LAGMEM_LLM_RETRIES``
-tune the short timeout and retry count; ``LAGMEM_STRUCTURED`` overrides what structured output an
-unknown compatible server is assumed to support.
+The model that answers is :attr:`LLMClient.model`: the configured name, or for a compatible server
+with no ``LAGMEM_MODEL`` the first model the server lists. Token counts follow that same name
+(``assistant.tokens.counter_for``), so the app and the terminal price turns alike.
 
 Invariant: no ``openai`` or ``httpx2`` exception escapes this module; each is mapped once, in
 :func:`map_error`, to :mod:`assistant.errors` with the original kept as ``__cause__``.
@@ -23,16 +18,14 @@ Invariant: no ``openai`` or ``httpx2`` exception escapes this module; each is ma
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
 
 import httpx2
 import openai
 
+from assistant.config import LOCAL_MODEL_ALIAS, LLMConfig, current
 from assistant.errors import (
     BadResponse,
     ContextTooLong,
@@ -45,15 +38,10 @@ from assistant.errors import (
 
 Message = Mapping[str, Any]
 
-DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 # Answers' temperature by backend. The embedded 135M model drifts into other languages and
 # invented names at the usual 0.7 (tried on a handful of chat prompts at 0.0 / 0.3 / 0.7).
 ANSWER_TEMPERATURE = {"local": 0.3}
 DEFAULT_ANSWER_TEMPERATURE = 0.7
-DEFAULT_TIMEOUT = 30.0
-DEFAULT_RETRIES = 2
-BACKENDS = ("openai", "local", "compatible")
-STRUCTURED_MODES = ("json_schema", "json_object_schema", "none")
 
 # How servers say "the prompt does not fit"; OpenAI uses the code, others only prose.
 _CONTEXT_MARKERS = (
@@ -64,59 +52,6 @@ _CONTEXT_MARKERS = (
     "too many tokens",
     "exceed_context_size",
 )
-
-
-def _env(env: Mapping[str, str], name: str) -> str | None:
-    """An environment value, with the empty string treated as unset (users expect that)."""
-    value = env.get(name, "").strip()
-    return value or None
-
-
-@dataclass(frozen=True)
-class LLMConfig:
-    """Where the model lives and how patient we are with it. Built by :meth:`from_env`."""
-
-    backend: str = "local"
-    api_key: str | None = None
-    base_url: str | None = None
-    model: str | None = None
-    timeout: float = DEFAULT_TIMEOUT
-    max_retries: int = DEFAULT_RETRIES
-    structured: str | None = None  # None: decided by backend
-
-    def __post_init__(self) -> None:
-        if self.backend not in BACKENDS:
-            raise ValueError(f"unknown LLM backend {self.backend!r}; expected one of {BACKENDS}")
-        if self.structured is not None and self.structured not in STRUCTURED_MODES:
-            raise ValueError(
-                f"unknown structured mode {self.structured!r}; expected one of {STRUCTURED_MODES}"
-            )
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> LLMConfig:
-        """Read the standard OpenAI variables plus lagmem's own (see module docstring)."""
-        env = os.environ if env is None else env
-        api_key = _env(env, "OPENAI_API_KEY")
-        base_url = _env(env, "OPENAI_BASE_URL")
-        model = _env(env, "LAGMEM_MODEL")
-        timeout = float(_env(env, "LAGMEM_LLM_TIMEOUT") or DEFAULT_TIMEOUT)
-        retries = int(_env(env, "LAGMEM_LLM_RETRIES") or DEFAULT_RETRIES)
-        structured = _env(env, "LAGMEM_STRUCTURED")
-        forced = (_env(env, "LAGMEM_LLM") or "").lower()
-
-        if forced == "local" or (api_key is None and base_url is None):
-            # Nothing configured: the embedded model, so a fresh machine works with no key.
-            backend, api_key, base_url = "local", None, None
-        elif forced not in ("", "openai", "compatible"):
-            raise ValueError(f"LAGMEM_LLM={forced!r}: expected 'local' or unset")
-        elif base_url is None or urlparse(base_url).hostname == "api.openai.com":
-            backend = "openai"
-        else:
-            backend = "compatible"
-        if backend == "openai" and model is None:
-            model = DEFAULT_OPENAI_MODEL
-        return cls(backend=backend, api_key=api_key, base_url=base_url, model=model,
-                   timeout=timeout, max_retries=retries, structured=structured)
 
 
 def _default_structured(backend: str) -> str:
@@ -217,9 +152,7 @@ class LLMClient:
         # set once the model refused a temperature: later requests leave it to the model's default
         self._default_temperature_only = False
         if config.backend == "local" and self._model is None:
-            from assistant.local_model import MODEL_ALIAS
-
-            self._model = MODEL_ALIAS
+            self._model = LOCAL_MODEL_ALIAS
 
     # ------------------------------------------------------------------ wiring
 
@@ -295,7 +228,7 @@ class LLMClient:
             models = self._client().models.list()
             ids = [m.id for m in models.data]
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
-            raise self._map(exc, "listing models") from exc
+            raise self._map(exc, "asking it for its model; LAGMEM_MODEL names one without asking") from exc
         if not ids:
             raise BadResponse("The model server lists no models; set LAGMEM_MODEL.")
         return ids[0]
@@ -389,11 +322,12 @@ class LLMClient:
 def make_llm(config: LLMConfig | Any | None = None):
     """The single factory the app, the CLI and the tests use.
 
-    ``config`` may be an :class:`LLMConfig`, ``None`` (read the environment), or an already
-    built client (an ``LLMClient`` or a test's fake), which is returned as is so callers can inject.
+    ``config`` may be an :class:`LLMConfig`, ``None`` (this process's configuration,
+    ``assistant.config.current().llm``), or an already built client (an ``LLMClient`` or a test's
+    fake), which is returned as is so callers can inject.
     """
     if config is None:
-        config = LLMConfig.from_env()
+        config = current().llm
     if not isinstance(config, LLMConfig):
         if hasattr(config, "complete") and hasattr(config, "stream"):
             return config

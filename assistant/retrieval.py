@@ -1,6 +1,7 @@
 """The retrieval step: which in-memory turns does the model need for this message?
 
-One exchange, step 2 (issue 3). Pure functions around one LLM call; no storage access:
+The second step of an exchange (after the user's turn is stored, before the answer). Pure functions
+around one LLM call; no storage access:
 
 1. ``shortlist`` ranks the in-memory turns by embedding similarity to the message and offers the
    top ``k`` plus every pinned turn (tiny models cannot read the whole memory; a shortlist keeps the
@@ -77,7 +78,8 @@ class Cite:
 
 @dataclass(frozen=True, slots=True)
 class Miss:
-    """An evicted turn the retrieval step would have wanted (issue 3, step 6)."""
+    """An evicted turn the retrieval step would have wanted (closer to the message than anything
+    offered); logged as a miss, or restored when the conversation allows a second chance."""
 
     turn: int
     similarity: float

@@ -30,10 +30,11 @@ from memory import transcript as T
 from memory.layer import CiteOutcome, MemoryLayer
 from memory.types import EvictionRecord, MemorySettings, PinRefused, TurnState
 from storage import repo
-from storage.db import default_url, make_engine, read_engine
+from storage.db import make_engine, read_engine
 from storage.models import Conversation, MemoryEvent, MissRow, Turn
 from storage.repo import NotFound
 
+from .config import default_url
 from .errors import StorageError
 
 __all__ = ["MemoryStore", "MemoryView", "NotFound", "OwnerScope", "Reader", "Tx", "default_url", "open_store"]
@@ -42,7 +43,7 @@ __all__ = ["MemoryStore", "MemoryView", "NotFound", "OwnerScope", "Reader", "Tx"
 def open_store(url: str | None = None, *, migrate: bool = True) -> "MemoryStore":
     """The store on the database at ``url`` (default: ``default_url()``, the environment's),
     migrated to the current schema unless ``migrate`` is false. ``close()`` it when done."""
-    return MemoryStore(make_engine(url, migrate=migrate))
+    return MemoryStore(make_engine(url or default_url(), migrate=migrate))
 
 
 def load_layer(s: Session | Connection, conv: Conversation | Row) -> MemoryLayer:

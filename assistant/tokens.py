@@ -1,4 +1,5 @@
-"""Token counters that need files: tiktoken with its encodings rebuilt offline.
+"""Token counters that need files or a server: tiktoken with its encodings rebuilt offline, and
+the embedded model's own tokenizer.
 
 Why this module exists as more than ``len(enc.encode(text))``: tiktoken downloads its encoding files
 on first use, and lagmem must work on a machine with no network. tiktoken's loader looks in
@@ -12,14 +13,14 @@ directory set. After that, ``tiktoken.get_encoding(...)`` works in this process 
 
 Exact or estimate: a count is *exact* only when the configured model is an OpenAI model whose
 encoding tiktoken knows (o200k_base or cl100k_base). For any other model (SmolLM2, Llama, ...) we
-count with cl100k_base and say it is an estimate; the UI shows ``describe()``.
+count with cl100k_base and say it is an estimate; the UI shows ``describe()``. Which model: the one
+that answers (:func:`counter_for` takes it from the LLM client), in the app and the terminal alike.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import math
 import os
 import struct
 import threading
@@ -27,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from assistant.config import LOCAL_MODEL_ALIAS, current
 from memory.tokens import TokenCounter, WordsCounter  # noqa: F401  (re-exported)
 
 # Official download URLs and the sha256 tiktoken pins for them (tiktoken_ext/openai_public.py).
@@ -57,17 +59,9 @@ class TokenizerUnavailable(RuntimeError):
 
 
 def cache_dir() -> Path:
-    """Where the rebuilt tiktoken files live: $TIKTOKEN_CACHE_DIR, else $LAGMEM_DATA_DIR/tiktoken,
-    else the user's cache directory. One setting moves all state (tests point it at tmp_path)."""
-    explicit = os.environ.get("TIKTOKEN_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    data_dir = os.environ.get("LAGMEM_DATA_DIR")
-    if data_dir:
-        return Path(data_dir) / "tiktoken"
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("lagmem")) / "tiktoken"
+    """Where the rebuilt tiktoken files live: TIKTOKEN_CACHE_DIR, else LAGMEM_DATA_DIR/tiktoken,
+    else the user's cache directory (``assistant.config``). Tests point it at a temporary one."""
+    return current().tiktoken_cache_dir
 
 
 def cache_file_name(file_key: str) -> str:
@@ -196,17 +190,6 @@ def load_encoding(name: str):
         return enc
 
 
-def prepare_offline(directory: Path | None = None) -> Path:
-    """Build every verified cache file we can (cl100k_base, o200k_base); return the directory.
-
-    After this, with ``TIKTOKEN_CACHE_DIR`` set to the returned directory, plain tiktoken calls
-    (``get_encoding``, ``encoding_for_model``) work offline, in any process."""
-    directory = directory or cache_dir()
-    for key in ENCODING_FILES:
-        ensure_cache_file(key, directory)
-    return directory
-
-
 # --------------------------------------------------------------------------- model -> encoding
 
 
@@ -272,3 +255,37 @@ class TiktokenCounter:
 def make_token_counter(model: str | None = None) -> TiktokenCounter:
     """The counter for ``model`` (exact for OpenAI models, an estimate otherwise)."""
     return TiktokenCounter(model)
+
+
+def counter_for(llm=None) -> TiktokenCounter:
+    """The counter for the model that answers: ``llm.model`` (default: the configured client's).
+
+    The one source of truth for which tokenizer prices a turn. The app's runtime and the terminal
+    commands both come here, so with only OPENAI_BASE_URL set both count for the model the server
+    lists first (the client asks it once), not one for that model and one for a default name."""
+    if llm is None:
+        from assistant.llm import make_llm
+
+        llm = make_llm()
+    return make_token_counter(llm.model)
+
+
+class LocalTokenCounter:
+    """Exact token counts from SmolLM2's own tokenizer (the memory's TokenCounter protocol).
+
+    Each count is one HTTP round trip to the embedded server (about a millisecond); callers that
+    price many turns should cache per turn, which the store does (tokens are stored per turn).
+    """
+
+    name = f"{LOCAL_MODEL_ALIAS} tokenizer"
+    exact = True
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        from assistant.local_model import ensure_server
+
+        return ensure_server().count_tokens(text)
+
+    def describe(self) -> str:
+        return f"exact ({LOCAL_MODEL_ALIAS}'s own tokenizer, via the local server)"

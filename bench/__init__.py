@@ -1,11 +1,22 @@
-"""Benchmarks of the memory core: computation only (no I/O beyond reading a JSON file you name).
+"""Everything that measures lagmem; the product (``assistant/``) never imports it.
+
+Eviction quality, on the pure core:
 
 * ``locomo``    LoCoMo's JSON format: turns, repaired evidence ids, question placement.
 * ``protocol``  runs a policy through the protocol over a ``MemoryLayer``; one result per question.
 * ``oracle``    the exact offline optimum (an integer program, scipy's ``milp``) and the policy
                 that replays it.
 * ``synthetic`` a generator of sharp, delayed reuse amid briefly cited chatter.
-* ``report``    metrics and tables from per-question results.
+* ``report``    metrics, tables and plots from the results.
 
-The terminal front end (progress bar, plot, JSON) is ``cli/bench.py``.
+Speed and load, on the product:
+
+* ``speed``        per-step cost of the layer, pure and persisted to SQLite, as a conversation grows.
+* ``retrieval``    the retrieval step's own cost (LLM excluded) and the embedding model per turn.
+* ``model_speed``  the embedded model: server start, time to first token, tokens/s.
+* ``loadtest``     concurrent writers against one database, then a check that nothing was lost;
+                   with ``fake_openai_server`` (a stdlib fake of the API) and ``fakes`` (a hash
+                   embedder) so only our own work is loaded.
+
+The terminal front ends are ``lagmem bench ...`` (``cli/bench.py``) and ``lagmem loadtest``.
 """

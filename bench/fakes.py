@@ -13,11 +13,10 @@ from typing import Sequence
 
 import numpy as np
 
-from assistant.embeddings import _as_list, _normalize
-
 
 class HashEmbedder:
-    """Deterministic bag-of-words feature hashing (signed buckets), normalized. For unit tests only.
+    """Deterministic bag-of-words feature hashing (signed buckets), normalized: the load test's
+    and the unit tests' embedder (the ``assistant.embeddings.Embedder`` protocol).
 
     Stable across processes (blake2b, not Python's salted ``hash``); texts sharing words are similar.
     """
@@ -28,10 +27,12 @@ class HashEmbedder:
         self.dim = dim
 
     def encode(self, texts: str | Sequence[str]) -> np.ndarray:
-        items = _as_list(texts)
+        items = [texts] if isinstance(texts, str) else list(texts)
         out = np.zeros((len(items), self.dim), dtype=np.float32)
         for i, text in enumerate(items):
             for word in re.findall(r"\w+", text.lower()):
                 h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
                 out[i, h % self.dim] += 1.0 if (h >> 32) & 1 else -1.0
-        return _normalize(out)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0  # a text with no words stays the zero vector: similar to nothing
+        return out / norms

@@ -327,7 +327,7 @@ def print_table(r: dict, out=None) -> None:
 
 
 def cmd_loadtest(args) -> int:
-    from assistant.store import default_url
+    from assistant.config import default_url
 
     try:
         report = run(args.db or default_url(), args.writers, args.exchanges, processes=args.processes,

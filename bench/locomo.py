@@ -4,8 +4,8 @@ Built for the format, not for the four conversations we hold: sessions are found
 (``session_<N>`` holding a list; a ``session_<N>_date_time`` without its list is skipped), turns are
 taken in numeric session order, and evidence ids are repaired by rule.
 
-Protocol decisions (pinned down by reproducing the reference fifo/oracle figures of issue 5 to the
-third decimal on ``locomo_dev.json``):
+Protocol decisions (pinned down by reproducing the reference fifo, lru and oracle figures held in
+``tests/test_bench_locomo.py`` to the third decimal on ``locomo_dev.json``):
 
 * A turn's text is ``"<speaker>: <text>"`` plus ``" [shares photo: <blip_caption>]"`` when the turn
   has a (non-empty) caption.

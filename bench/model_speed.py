@@ -1,25 +1,46 @@
 """The embedded model's speed: server start, time to first token and tokens/s (streamed).
 
-``python -m bench.model_speed`` prints one JSON object. A measurement command, not a test.
+``lagmem bench model`` (or ``python -m bench.model_speed``) prints one JSON object. A measurement
+command, not a test.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 import time
 
-from assistant.llm import LLMClient, LLMConfig
-from assistant.local_model import MODEL_ALIAS, N_CTX, N_THREADS, start_server
+from assistant.config import current
 
 
-def run(rounds: int = 3, max_tokens: int = 64, *, n_ctx: int = N_CTX,
-          n_threads: int = N_THREADS) -> int:
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rounds", type=int, default=3,
+                   help="short prompts timed, each a cold prompt (default: 3)")
+    p.add_argument("--max-tokens", type=int, default=64, help="answer length asked for (default: 64)")
+    p.add_argument("--n-ctx", type=int, default=None,
+                   help="context window (default: LAGMEM_LOCAL_N_CTX, else 4096)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="threads (default: LAGMEM_LOCAL_THREADS, else 2)")
+    p.set_defaults(func=cmd_model)
+
+
+def cmd_model(args) -> int:
+    return run(args.rounds, args.max_tokens, n_ctx=args.n_ctx, n_threads=args.threads)
+
+
+def run(rounds: int = 3, max_tokens: int = 64, *, n_ctx: int | None = None,
+        n_threads: int | None = None) -> int:
     """Print the embedded model's start time, time to first token and tokens/s (streamed).
 
     llama.cpp's threads spin at barriers, so its speed collapses when the cores are busy with
     something else: the load average is printed with the numbers for that reason."""
+    from assistant.llm import LLMClient, LLMConfig  # here: `lagmem --help` does not load openai
+    from assistant.local_model import MODEL_ALIAS, start_server
+
+    local = current().local
+    n_ctx, n_threads = n_ctx or local.n_ctx, n_threads or local.threads
     load_before = os.getloadavg()
     t0 = time.monotonic()
     server = start_server(n_ctx=n_ctx, n_threads=n_threads)
@@ -70,4 +91,6 @@ def run(rounds: int = 3, max_tokens: int = 64, *, n_ctx: int = N_CTX,
 
 
 if __name__ == "__main__":
-    sys.exit(run())
+    parser = argparse.ArgumentParser(prog="python -m bench.model_speed", description=__doc__)
+    add_arguments(parser)
+    sys.exit(cmd_model(parser.parse_args()))

@@ -1,6 +1,6 @@
 """The offline optimum: which turns to keep, and until when, knowing every future question.
 
-Model (issue 5): any turn may be dropped on arrival, an evicted turn never returns, and after each
+Model: any turn may be dropped on arrival, an evicted turn never returns, and after each
 turn arrives the kept turns must fit the budget. Turn ``i`` is then kept on an interval
 ``[i, keep_until_i]``; keeping it past its last useful question gains nothing, so ``keep_until_i``
 is one of the positions at which it is needed. The value is the number of (question, evidence turn)

@@ -1,4 +1,4 @@
-"""Metrics and tables from per-question results: pure computation.
+"""Metrics, tables and plots from benchmark results (the metrics are pure computation).
 
 * recall: micro over (question, evidence turn) pairs; several seeds pool their pairs.
 * per_question: mean over questions of the fraction of its evidence in memory.
@@ -6,6 +6,8 @@
 * by_category: recall per LoCoMo category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
   5 adversarial).
 * gap_closed: (recall - fifo) / (oracle - fifo) at the same budget; None without both references.
+
+``plot_lines`` draws one line per policy (recall vs budget, retention vs lag) into a PNG.
 """
 
 from __future__ import annotations
@@ -80,3 +82,24 @@ def table(rows: Iterable[Mapping], title: str = "") -> str:
     if cats:
         lines.append("categories: " + ", ".join(f"c{c} {CATEGORIES.get(int(c), c)}" for c in cats))
     return "\n".join(lines)
+
+
+def plot_lines(rows: list[dict], x: str, y: str, out: str, title: str, xlabel: str, ylabel: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for policy in dict.fromkeys(r["policy"] for r in rows):
+        pts = sorted((r[x], r[y]) for r in rows if r["policy"] == policy)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=policy)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)

@@ -1,4 +1,5 @@
-"""``python -m bench.retrieval --bench``: what the retrieval step costs besides the LLM.
+"""``lagmem bench retrieval`` (or ``python -m bench.retrieval``): what the retrieval step costs
+besides the LLM.
 
 Prints (1) the step's overhead excluding the LLM call -- shortlist + prompt building + parsing and
 validation + bookkeeping -- at 2,000 active tokens and at 200 active turns, and (2) the real
@@ -70,14 +71,17 @@ def _case(name: str, active: list[Candidate], evicted: list[Candidate], msg: str
           f"{reps} runs)")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.retrieval")
-    ap.add_argument("--bench", action="store_true", help="measure the retrieval step's overhead")
-    ap.add_argument("--reps", type=int, default=300)
-    args = ap.parse_args(argv)
-    if not args.bench:
-        ap.print_help()
-        return 0
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reps", type=int, default=300, help="timed runs per case")
+    p.set_defaults(func=cmd_retrieval)
+
+
+def cmd_retrieval(args) -> int:
+    return run(args.reps)
+
+
+def run(reps: int = 300) -> int:
+    """Print the embedding model's time per turn and the retrieval step's overhead."""
     counter = make_token_counter(None)
     texts, source = _texts(280)
     t0 = time.perf_counter()
@@ -106,12 +110,20 @@ def main(argv: list[str] | None = None) -> int:
     while n < len(pool) and used + counter.count(pool[-1 - n].content) <= 2000:
         used += counter.count(pool[-1 - n].content)
         n += 1
-    _case("2,000 active tokens", pool[-n:], pool[:-n][-max(1, n // 3):], msg, vec, used, args.reps)
+    _case("2,000 active tokens", pool[-n:], pool[:-n][-max(1, n // 3):], msg, vec, used, reps)
     active = pool[-200:]
     tokens = sum(counter.count(c.content) for c in active)
-    _case("200 active turns", active, pool[:-200], msg, vec, tokens, args.reps)
+    _case("200 active turns", active, pool[:-200], msg, vec, tokens, reps)
     print(f"token counts: {counter.describe()}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__.replace("``", ""),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", action="store_true", help=argparse.SUPPRESS)  # older command lines
+    add_arguments(ap)
+    return cmd_retrieval(ap.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ retrieval step), enforce the budget. Generated conversation: token costs 20-200 
 * peak_mb: peak resident memory of the worker process that ran that size (each size runs in a
   fresh process).
 
-Goal (issue 5): persisted median <= 3 ms, pure median <= 0.2 ms, 1,000 -> 100,000 growth <= 1.3x.
+Goal: persisted median <= 3 ms, pure median <= 0.2 ms, 1,000 -> 100,000 growth <= 1.3x.
 A step's cost follows the number of turns in memory (the candidates scored at a decision), so the
 table also shows the mean turns in memory and the pure median per turn in memory: under
 ``measured`` the memory holds more, shorter turns as a conversation goes on (importance is per

@@ -19,9 +19,7 @@ carrying several citations, and drops it on arrival; a lag lets the fact's confi
 correctness weighting lets it outrank chatter afterwards; and facts whose last evidence is long past
 must give way to new ones. ``default_budget`` is what a policy that told facts from chatter
 perfectly would need to keep every fact with evidence (statement or need) within the longest reuse
-gap, times ``headroom`` (1.5); ``ideal_retention`` reports what such a policy (it knows which turns
-are facts, and keeps the most recently evidenced) retains, as the reference for the causal best.
-Deterministic for a given seed.
+gap, times ``headroom`` (1.5). Deterministic for a given seed.
 """
 
 from __future__ import annotations
@@ -109,27 +107,6 @@ def default_budget(trace: Trace, window: int = 200, headroom: float = 1.5) -> in
         total += sum(trace.tokens[f - 1] for f, ats in evidence.items()
                      if f <= step and any(lo < a <= step for a in ats))
     return max(1, round(headroom * total / max(trace.turns, 1)))
-
-
-class IdealCausal(Policy):
-    """Reference, not a contender: knows which turns are facts (no causal policy can), drops chatter
-    first, and among facts evicts the one whose last evidence is oldest. It does not know which
-    facts are done, so it bounds what measuring can reach on a trace."""
-
-    name = "ideal"
-
-    def __init__(self, facts: set[int]):
-        self.facts = facts
-
-    def scores(self, candidates, evidence, now):
-        out = []
-        for t in candidates:
-            if t.number not in self.facts:
-                out.append(float(t.number - 10**9))
-                continue
-            cites = evidence.of(t.number)
-            out.append(float(max(cites[-1].step if cites else 0, t.arrived)))
-        return out
 
 
 def run(trace: Trace, policy: Policy, budget: int, lag: int) -> tuple[int, int]:

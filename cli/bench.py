@@ -1,7 +1,8 @@
 """`lagmem bench ...`: the benchmark front end (progress bar, table, plot, JSON).
 
 The computation lives in ``bench/``; this module only parses options, fans the runs out over
-processes, and writes what the user asked for. ``register(subparsers)`` adds the ``bench`` command
+processes, and writes what the user asked for. Eviction quality: ``locomo``, ``synthetic``; speed of
+the layer, the retrieval step and the embedded model: ``speed``, ``retrieval``, ``model``. ``register(subparsers)`` adds the ``bench`` command
 to the ``lagmem`` CLI; ``python -m cli.bench bench ...`` works on its own too.
 """
 
@@ -44,13 +45,15 @@ def _params(items: list[str]) -> dict[str, dict[str, float]]:
 
 
 def register(subparsers) -> argparse.ArgumentParser:
-    """Add ``bench`` (with ``locomo``, ``synthetic``, ``speed``) to an argparse subparsers object."""
+    """Add ``bench`` (locomo, synthetic, speed, retrieval, model) to an argparse subparsers object."""
     bench = subparsers.add_parser(
         "bench",
-        help="benchmarks: eviction quality (LoCoMo, synthetic) and speed",
-        description="Benchmarks of the memory layer. See `lagmem bench <name> --help`.",
+        help="benchmarks: eviction quality (LoCoMo, synthetic) and speed (layer, retrieval, model)",
+        description="Benchmarks of the memory layer and the model around it. "
+                    "See `lagmem bench <name> --help`.",
     )
-    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,synthetic,speed}", required=True)
+    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,synthetic,speed,retrieval,model}",
+                               required=True)
 
     p = sub.add_parser(
         "locomo",
@@ -118,9 +121,24 @@ def register(subparsers) -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    from bench.speed import add_arguments
+    from bench import model_speed, retrieval, speed
 
-    add_arguments(sp)
+    speed.add_arguments(sp)
+    rp = sub.add_parser(
+        "retrieval",
+        help="the retrieval step's own cost (LLM excluded) and the embedding model's time per turn",
+        description=retrieval.__doc__.split("\n\n", 1)[1].replace("``", ""),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    retrieval.add_arguments(rp)
+    mp = sub.add_parser(
+        "model",
+        help="the embedded model: server start, time to first token, tokens/s",
+        description="Start the embedded SmolLM2 server and time streamed answers to short prompts "
+                    "and to a prompt the size of a full memory; prints one JSON object with the "
+                    "machine's load average before and after.",
+    )
+    model_speed.add_arguments(mp)
     return bench
 
 
@@ -216,30 +234,9 @@ def cmd_locomo(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps({"results": rows, "settings": settings}, indent=2))
     if args.plot:
-        plot_lines(rows, "budget", "recall", args.plot, f"LoCoMo recall vs budget (noise {args.noise})",
+        report.plot_lines(rows, "budget", "recall", args.plot, f"LoCoMo recall vs budget (noise {args.noise})",
                    "budget (tokens)", "evidence recall")
     return 0
-
-
-def plot_lines(rows: list[dict], x: str, y: str, out: str, title: str, xlabel: str, ylabel: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for policy in dict.fromkeys(r["policy"] for r in rows):
-        pts = sorted((r[x], r[y]) for r in rows if r["policy"] == policy)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=policy)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.set_ylim(0, 1)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
 
 
 # ----- synthetic ------------------------------------------------------------------------------
@@ -257,7 +254,7 @@ def _synthetic_job(args: tuple) -> tuple[str, int | None, int, int, int]:
 
 
 def cmd_synthetic(args) -> int:
-    from bench import protocol, synthetic
+    from bench import protocol, report, synthetic
 
     params = _params(args.param)
     specs = [protocol.spec(n, lag=args.lag, **params.get(n, {})) for n in args.policies]
@@ -290,7 +287,7 @@ def cmd_synthetic(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps({"results": main, "lag_sweep": sweep, "settings": settings}, indent=2, default=str))
     if args.plot:
-        plot_lines(sweep, "lag", "retention", args.plot, "Synthetic: retention of reused facts vs lag",
+        report.plot_lines(sweep, "lag", "retention", args.plot, "Synthetic: retention of reused facts vs lag",
                    "lag L (steps)", "retention")
     return 0
 

@@ -35,11 +35,9 @@ def _read_transcript(path: str) -> T.Transcript:
 
 
 def _counter():
-    from assistant.tokens import make_token_counter
+    from assistant.tokens import counter_for
 
-    from assistant.config import model_name
-
-    return make_token_counter(model_name())
+    return counter_for()  # the answering model's counter, as in the app
 
 
 def print_timeline(log, out=sys.stdout) -> None:
@@ -176,7 +174,12 @@ def main(argv: list[str] | None = None) -> int:
 
         return serve_model_main(argv[1:])
     args = build_parser().parse_args(argv)
-    return args.func(args) or 0
+    from assistant.errors import ConfigError, LLMError
+
+    try:
+        return args.func(args) or 0
+    except (ConfigError, LLMError) as exc:  # a bad setting or an unreachable model: say so, plainly
+        raise SystemExit(f"lagmem: {exc.message}") from exc
 
 
 if __name__ == "__main__":

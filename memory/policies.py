@@ -129,9 +129,8 @@ class Measured(Policy):
       confirmed, and needed again 40-200 steps later) the rate is small and a confirmed fact keeps
       its verdict for as long as such reuse takes; where in-memory turns keep getting cited (noisy
       retrieval) the rate is high and a verdict earned by a noisy cite at arrival expires fast.
-      (Before: the verdict was pooled into the rate and paid the same cut, so confirmed facts were
-      erased by age after ~100 steps and settled reuse was cut away by the verdicts' own weight:
-      synthetic retention 0.657, now 0.881.)
+      The verdict is kept out of the rate on purpose: pooled into it, confirmed facts would be
+      erased by age after ~100 steps and settled reuse cut away by the verdicts' own weight.
     * ``size`` is the turn's tokens over the candidates' mean (scale-free: any tokenizer or unit).
       The *prior* is the evidence a turn carries by arriving, fading with age. On LoCoMo a long turn
       is likelier to be needed even per token, hence ``size_power`` > 1.
@@ -250,9 +249,6 @@ POLICIES: dict[str, Callable[..., Policy]] = {
     "window": Window,
     "measured": Measured,
 }
-
-DEFAULT_POLICY = "measured"
-
 
 def make_policy(name: str, **params) -> Policy:
     """Build a policy by name; unknown names and parameters are clear errors."""

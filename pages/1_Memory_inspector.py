@@ -13,13 +13,17 @@ import pandas as pd
 import streamlit as st
 
 from assistant.ui import views as V
-from assistant.ui import widgets as W
+from assistant.ui.actions import restore, set_pin, show_flash
+from assistant.ui.loading import store as open_store
+from assistant.ui.signin import require_sign_in
+from assistant.ui.text import md_text
 
 REFRESH_SECONDS = 2.0
 
 st.set_page_config(page_title="lagmem · memory inspector", page_icon=":material/insights:", layout="wide")
 
-store = W.store()
+require_sign_in()
+store = open_store()
 conv_id = st.session_state["conv_id"]  # picked in the sidebar by app.py, which runs this page
 live = st.sidebar.toggle("Live updates", value=True, key="inspector_live",
                          help=f"Refresh this page every {REFRESH_SECONDS:g} s; switch off to pause while you read.")
@@ -78,7 +82,7 @@ def apply_pin_edits() -> bool:
         if numbers and edits:
             pinned_now = {t.number: t.pinned for t in store.layer(conv_id).turns()}
             for number, want in V.pin_changes(edits, numbers, pinned_now):
-                W.set_pin(store, conv_id, number, want)
+                set_pin(store, conv_id, number, want)
                 changed = True
         del st.session_state[key]
         st.session_state.pop(f"numbers-{key}", None)
@@ -98,12 +102,12 @@ def turn_details(view: V.MemoryView) -> None:
         st.text(t.content)
     c1, c2, _ = st.columns([1, 1, 3])
     if state.pinned:
-        c1.button("Unpin", key=f"unpin-{number}", icon=":material/keep_off:", on_click=W.set_pin, args=(store, conv_id, number, False))
+        c1.button("Unpin", key=f"unpin-{number}", icon=":material/keep_off:", on_click=set_pin, args=(store, conv_id, number, False))
     else:
-        c1.button("Pin", key=f"pin-{number}", icon=":material/keep:", on_click=W.set_pin, args=(store, conv_id, number, True))
+        c1.button("Pin", key=f"pin-{number}", icon=":material/keep:", on_click=set_pin, args=(store, conv_id, number, True))
     if not state.active:
         c2.button("Restore", key=f"restore-{number}", icon=":material/undo:", type="primary",
-                  on_click=W.restore, args=(store, conv_id, number))
+                  on_click=restore, args=(store, conv_id, number))
     if any(r.turn == number for r in view.evictions):
         st.markdown("**Why was this forgotten?**")
         st.text(V.why_forgotten(view, number))
@@ -114,9 +118,9 @@ def inspector() -> None:
     view = V.load_view(store, conv_id)
     conv = view.conv
     st.title("Memory inspector", anchor=False)
-    st.caption(f"**{W.md_text(conv.title)}** · policy **{conv.policy}** ({V.policy_description(conv.policy)}) · "
+    st.caption(f"**{md_text(conv.title)}** · policy **{conv.policy}** ({V.policy_description(conv.policy)}) · "
                f"lag {view.layer.lag} steps · step {conv.step}")
-    W.show_flash()
+    show_flash()
 
     b = V.budget_summary(view)
     m = st.columns(4)
@@ -178,7 +182,7 @@ def inspector() -> None:
         st.dataframe(misses, hide_index=True, width="stretch")
         for n in dict.fromkeys(misses.loc[~misses["in memory now"], "turn"]):
             st.button(f"Restore #{n}", key=f"miss-restore-{n}", icon=":material/undo:",
-                      on_click=W.restore, args=(store, conv_id, int(n)))
+                      on_click=restore, args=(store, conv_id, int(n)))
 
     st.subheader("Eviction history", anchor=False)
     history = V.eviction_history(view)

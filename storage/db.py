@@ -1,15 +1,15 @@
-"""Engine setup and migrations: one setting (LAGMEM_DATABASE_URL or LAGMEM_DATA_DIR) moves all state.
+"""Engine setup and migrations for the database at a given URL.
 
-SQLite is the embedded default (a file under the user's data directory), tuned in a ``connect``
-listener: WAL, busy_timeout, foreign keys on. Write transactions start with ``BEGIN IMMEDIATE`` so
-two writers queue on the lock instead of failing half-way with "database is locked"; read-only
-sessions (``read_engine``) begin deferred. Any other SQLAlchemy URL (PostgreSQL via psycopg) works.
+The URL is handed in: ``assistant.config`` reads LAGMEM_DATABASE_URL / LAGMEM_DATA_DIR, this module
+reads no environment. SQLite is the embedded default (a file in the data directory), tuned in a
+``connect`` listener: WAL, busy_timeout, foreign keys on. Write transactions start with ``BEGIN
+IMMEDIATE`` so two writers queue on the lock instead of failing half-way with "database is
+locked"; read-only sessions (``read_engine``) begin deferred. Any other SQLAlchemy URL (PostgreSQL via psycopg) works.
 Migrations run automatically when an engine is opened.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from alembic import command
@@ -19,26 +19,6 @@ from sqlalchemy.engine import make_url
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 BUSY_TIMEOUT_MS = 30_000
-
-
-def data_dir() -> Path:
-    """Where lagmem keeps its files: $LAGMEM_DATA_DIR, else the user's data directory."""
-    env = os.environ.get("LAGMEM_DATA_DIR", "").strip()
-    if env:
-        path = Path(env).expanduser()
-    else:
-        import platformdirs
-
-        path = Path(platformdirs.user_data_dir("lagmem", appauthor=False))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def default_url() -> str:
-    env = os.environ.get("LAGMEM_DATABASE_URL", "").strip()
-    if env:
-        return env
-    return f"sqlite:///{data_dir() / 'lagmem.db'}"
 
 
 def _sqlite_listeners(engine: Engine) -> None:
@@ -59,9 +39,10 @@ def _sqlite_listeners(engine: Engine) -> None:
         conn.exec_driver_sql(f"BEGIN {mode}")
 
 
-def make_engine(url: str | None = None, *, migrate: bool = True) -> Engine:
-    """Open (and by default migrate) the database at ``url`` (default: ``default_url()``)."""
-    url = url or default_url()
+def make_engine(url: str, *, migrate: bool = True) -> Engine:
+    """Open (and by default migrate) the database at ``url``."""
+    if not url:
+        raise ValueError("make_engine() needs a database URL (assistant.config.default_url())")
     parsed = make_url(url)
     kwargs: dict = {"future": True}
     if parsed.get_backend_name() == "sqlite":

@@ -18,7 +18,8 @@ from tests.fake_llm import FakeLLM
 from assistant.errors import ServerUnreachable
 from assistant.retrieval import CiteCheck, RetrievalConfig
 from assistant.ui import views as V
-from assistant.ui.widgets import import_text, md_text
+from assistant.ui.sidebar import import_text
+from assistant.ui.text import md_text
 from memory.types import MemorySettings
 from storage.models import CitationRow, Conversation, FeedbackRow, Turn
 
@@ -280,3 +281,13 @@ def test_chat_history_assigns_evictions_to_answers_by_their_cause(store):
     evicted = {m.number: m.evicted for m in V.chat_history(view) if m.role == "assistant"}
     # the person's restore at step 5 belongs to no answer, though it happened while 6 was pending
     assert evicted == {2: [], 4: [1], 6: [2, 4, 1]}
+
+
+def test_a_bad_setting_is_named_on_the_page(monkeypatch):
+    monkeypatch.setenv("LAGMEM_DATABASE_URL", "lagmem.db")  # a file name, not a URL
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "LAGMEM_DATABASE_URL must be an SQLAlchemy database URL such as sqlite:////path/lagmem.db "
+        "or postgresql+psycopg://user@host/db, got 'lagmem.db'"]
+    assert not at.chat_input

@@ -15,7 +15,9 @@ from streamlit.testing.v1 import AppTest
 from assistant import runtime
 from bench.fakes import HashEmbedder
 from tests.fake_llm import FakeLLM
-from assistant.ui import widgets as W
+from assistant.store import OwnerScope
+from assistant.ui import signin
+from assistant.ui.text import md_text
 from storage.models import Conversation, Turn
 
 APP = str(Path(__file__).parent.parent / "app.py")
@@ -27,8 +29,8 @@ def signed_in(monkeypatch, db_url):
     monkeypatch.setenv("LAGMEM_DATABASE_URL", db_url)  # SQLite, or PostgreSQL in the second run
     runtime.get_service(llm=FakeLLM(), embedder=HashEmbedder())
     who = {"user": None}
-    monkeypatch.setattr(W, "auth_configured", lambda: True)
-    monkeypatch.setattr(W, "signed_in_user", lambda: who["user"])
+    monkeypatch.setattr(signin, "auth_configured", lambda: True)
+    monkeypatch.setattr(signin, "signed_in_user", lambda: who["user"])
     return who
 
 
@@ -69,7 +71,7 @@ def test_two_users_cannot_see_or_steer_each_others_conversations(signed_in):
     (bo_conv,) = conversations("bo@example.org")  # bo got a conversation of his own
     assert at.session_state["conv_id"] == bo_conv.id
     assert all("4471" not in str(o.value) for o in at.selectbox)
-    assert any(f"Signed in as {W.md_text('bo@example.org')}" in c.value for c in at.caption)
+    assert any(f"Signed in as {md_text('bo@example.org')}" in c.value for c in at.caption)
 
     insp = run(INSPECTOR, conv_id=ana_conv.id)
     assert all("4471" not in str(getattr(e, "value", "")) for e in insp.text)
@@ -77,10 +79,24 @@ def test_two_users_cannot_see_or_steer_each_others_conversations(signed_in):
     # the scoped store bo's pages use refuses ana's conversation outright
     from storage.repo import NotFound
 
-    scoped = W.OwnerScope(runtime.get_store(), "bo@example.org")
+    scoped = OwnerScope(runtime.get_store(), "bo@example.org")
     for act in (lambda: scoped.conversation(ana_conv.id), lambda: scoped.layer(ana_conv.id),
                 lambda: scoped.transaction(ana_conv.id).__enter__(), lambda: scoped.delete(ana_conv.id)):
         with pytest.raises(NotFound):
             act()
     with Session(runtime.get_store().engine) as s:
         assert s.scalars(select(Turn.content).where(Turn.conversation_id == ana_conv.id)).first() == "Ana's locker code is 4471"
+
+
+def test_who_is_signed_in_is_a_getter_that_fails_closed(monkeypatch):
+    """``current_owner`` draws nothing: the sign-in page is ``require_sign_in``'s job. Asked while
+    nobody is signed in, it raises instead of answering "nobody" (which would mean everyone's)."""
+    monkeypatch.setattr(signin, "auth_configured", lambda: False)
+    assert signin.current_owner() is None
+    monkeypatch.setattr(signin, "auth_configured", lambda: True)
+    monkeypatch.setattr(signin, "signed_in_user", lambda: None)
+    with pytest.raises(signin.NotSignedIn):
+        signin.current_owner()
+    monkeypatch.setattr(signin, "signed_in_user", lambda: "ana@example.org")
+    assert signin.current_owner() == "ana@example.org"
+    signin.require_sign_in()  # signed in: the guard lets the page through

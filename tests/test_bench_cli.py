@@ -11,7 +11,7 @@ def test_help_lists_subcommands(capsys):
     with pytest.raises(SystemExit):
         bench_cli.main(["bench", "--help"])
     out = capsys.readouterr().out
-    assert "locomo" in out and "synthetic" in out and "speed" in out
+    assert all(name in out for name in ("locomo", "synthetic", "speed", "retrieval", "model"))
 
 
 def test_locomo_small_run(tmp_path, capsys):
@@ -41,3 +41,20 @@ def test_speed_small_run(tmp_path):
 
     r = run_size(200, persisted=False, naive_steps=3)
     assert r["pure_median_ms"] > 0 and r["turns"] == 200
+
+
+def test_retrieval_small_run(capsys):
+    """The real embedding model and the real retrieval step, a few runs per case."""
+    assert bench_cli.main(["bench", "retrieval", "--reps", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "embedding time per turn" in out
+    assert "2,000 active tokens" in out and "200 active turns" in out and "3 runs" in out
+
+
+@pytest.mark.llm
+def test_model_small_run(capsys):
+    """The embedded model's server, started and timed for one short round."""
+    assert bench_cli.main(["bench", "model", "--rounds", "1", "--max-tokens", "4"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["model"] == "SmolLM2-135M-Instruct" and out["server_start_s"] > 0
+    assert [r["prompt"] for r in out["rounds"]] == ["short", "memory", "memory_warm"]

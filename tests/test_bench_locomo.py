@@ -1,4 +1,4 @@
-"""LoCoMo loading, evidence repair, placement, and the reference figures of issue 5."""
+"""LoCoMo loading, evidence repair, placement, and the reference fifo, lru and oracle figures."""
 
 import json
 from pathlib import Path

@@ -17,8 +17,10 @@ import time
 import pytest
 
 from assistant import local_model
+from assistant.config import current
 from assistant.errors import ContextTooLong, ServerUnreachable
 from assistant.llm import LLMClient, LLMConfig, make_llm
+from assistant.tokens import LocalTokenCounter
 
 pytestmark = pytest.mark.llm
 
@@ -73,7 +75,7 @@ def test_gbnf_grammar_constrains_ids(client):
 
 
 def test_token_counts_are_exact_and_from_the_model(client):
-    counter = local_model.LocalTokenCounter()
+    counter = LocalTokenCounter()
     assert counter.exact and "exact" in counter.describe()
     text = "Eviction as estimation: a fixed-lag smoothing view."
     n = counter.count(text)
@@ -82,7 +84,7 @@ def test_token_counts_are_exact_and_from_the_model(client):
 
 
 def test_prompt_longer_than_context_is_context_too_long(client):
-    long = "memory " * (local_model.N_CTX + 200)
+    long = "memory " * (current().local.n_ctx + 200)
     with pytest.raises(ContextTooLong):
         client.complete([{"role": "user", "content": long}], max_tokens=8)
 
@@ -146,3 +148,18 @@ def test_serve_model_answers_and_does_not_outlive_a_killed_parent():
             os.kill(children[0], signal.SIGKILL)
             pytest.fail("the model server outlived its parent")
         time.sleep(0.2)
+
+
+def test_the_server_is_started_with_the_configured_context_and_threads(monkeypatch):
+    monkeypatch.setenv("LAGMEM_LOCAL_N_CTX", "1024")
+    monkeypatch.setenv("LAGMEM_LOCAL_THREADS", "1")
+    server = local_model.start_server(deadline=60)
+    try:
+        cmd = server.process.args
+        assert cmd[cmd.index("--n_ctx") + 1] == "1024" and cmd[cmd.index("--n_threads") + 1] == "1"
+        with pytest.raises(ContextTooLong):  # the server holds 1,024 tokens, not the default 4,096
+            LLMClient(LLMConfig(backend="compatible", base_url=server.base_url,
+                                model=local_model.MODEL_ALIAS, max_retries=0)).complete(
+                [{"role": "user", "content": "memory " * 1500}], max_tokens=8)
+    finally:
+        server.stop()

@@ -35,7 +35,7 @@ def test_sqlite_pragmas_are_set_on_every_connection(tmp_path):
 
 def test_default_database_lives_under_the_data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("LAGMEM_DATA_DIR", str(tmp_path / "here"))
-    from storage.db import default_url
+    from assistant.config import default_url
 
     assert default_url() == f"sqlite:///{tmp_path / 'here' / 'lagmem.db'}"
     monkeypatch.setenv("LAGMEM_DATABASE_URL", "sqlite:///elsewhere.db")

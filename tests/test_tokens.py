@@ -171,13 +171,13 @@ OFFLINE_SCRIPT = textwrap.dedent(
         raise OSError("network is unreachable in this test")
     socket.socket.connect = no_connect
 
-    from assistant.tokens import make_token_counter, prepare_offline
+    from assistant.tokens import cache_dir, make_token_counter
     out = {
         "gpt-4o": make_token_counter("gpt-4o").encode("hello world"),
         "smol": make_token_counter("SmolLM2-135M-Instruct").encode("hello world"),
     }
-    # plain tiktoken calls work too, once the cache dir is set
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(prepare_offline())
+    # plain tiktoken calls work too, pointed at the files the two counters above rebuilt
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir())
     import tiktoken
     out["plain_cl100k"] = tiktoken.get_encoding("cl100k_base").encode("hello world")
     out["plain_model"] = tiktoken.encoding_for_model("gpt-4o").encode("hello world")

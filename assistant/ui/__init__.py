@@ -1,7 +1,9 @@
-"""What the Streamlit pages show, kept out of the pages so it can be tested without a browser.
+"""The web shell's helpers, one concern per module, so the pages (``app.py``, ``pages/``) stay thin.
 
 ``views`` turns stored state into plain data (tables, chart series, sentences for people) and
-imports no streamlit; ``widgets`` holds the few Streamlit pieces both pages share (the cached
-service, the conversation picker, safe text). The pages themselves (``app.py``, ``pages/``) stay
-thin: they lay out what these modules compute.
+imports no streamlit. The Streamlit pieces both pages share: ``loading`` (the store at once, the
+ChatService built in the background), ``signin`` (who is signed in; the page guard), ``text`` (user
+and model text shown literally), ``actions`` (pin, unpin, restore, feedback callbacks and their
+messages), ``sidebar`` (the conversation picker, import and export, the model caption) and
+``settings`` (a conversation's memory settings form).
 """

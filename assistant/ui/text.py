@@ -1,0 +1,32 @@
+"""User and model text on a page, shown literally: Markdown escaping that survives streaming.
+
+Whatever a person or the model writes is data, never markup: a ``#`` must not become a heading, a
+``$`` must not start LaTeX, ``:material/x:`` must not become an icon. Escaping is per character, so
+a stream can be escaped chunk by chunk wherever the chunks split.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+import streamlit as st
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$:&])")
+
+
+def md_text(text: str) -> str:
+    """User or model text as Markdown that renders literally: every Markdown (and Streamlit
+    directive, LaTeX, HTML-entity) character is escaped, and line breaks are kept."""
+    escaped = _MD_SPECIAL.sub(r"\\\1", text)
+    return escaped.replace("\r\n", "\n").replace("\n", "  \n")
+
+
+def md_stream(deltas: Iterable[str]) -> Iterator[str]:
+    """Escape a stream chunk by chunk (escaping is per character, so chunks can split anywhere)."""
+    for d in deltas:
+        yield md_text(d)
+
+
+def show_text(text: str) -> None:
+    st.markdown(md_text(text))
