@@ -1,4 +1,4 @@
-"""Builds the running parts from the environment, once per process: the database (migrated), the
+"""Builds the running parts from the configuration (``assistant.config``), once per process: the database (migrated), the
 memory store, the model client, the embedder, the token counter and the ChatService.
 
 The app wraps ``get_service()`` in ``st.cache_resource``; the CLI calls it directly. Tests inject

@@ -18,7 +18,10 @@ EPILOG = """settings (environment):
   LAGMEM_DATA_DIR       where lagmem keeps its files (default: the user's data directory)
   OPENAI_API_KEY, OPENAI_BASE_URL, LAGMEM_MODEL
                         connect any OpenAI-compatible model; with none set, the embedded
-                        SmolLM2-135M-Instruct runs locally (no key, no network)"""
+                        SmolLM2-135M-Instruct runs locally (no key, no network)
+  LAGMEM_LLM_TIMEOUT, LAGMEM_LLM_RETRIES, LAGMEM_STRUCTURED, LAGMEM_LOCAL_MODEL,
+  LAGMEM_LOCAL_N_CTX, LAGMEM_LOCAL_THREADS, LAGMEM_EMBED_THREADS, TIKTOKEN_CACHE_DIR
+                        see the README's Settings table; a bad value is named in the error"""
 
 
 def _read_transcript(path: str) -> T.Transcript:
