@@ -15,7 +15,7 @@ from memory.types import MemorySettings
 from storage.db import default_url, make_engine
 
 from .config import env
-from .llm import make_llm
+from .llm import LLMConfig, make_llm
 from .service import ChatService
 from .store import MemoryStore
 
@@ -29,8 +29,21 @@ def get_store(url: str | None = None) -> MemoryStore:
     url = url or default_url()
     with _lock:
         if url not in _stores:
-            _stores[url] = MemoryStore(make_engine(url))
+            store = MemoryStore(make_engine(url))
+            # decided from the settings now, not when the model is loaded: a conversation created
+            # on the first page view (before the service exists) gets the same default budget
+            try:
+                store.default_settings = default_settings(LLMConfig.from_env().backend)
+            except ValueError:  # a bad model setting is reported when the service is built
+                pass
+            _stores[url] = store
         return _stores[url]
+
+
+def default_settings(backend: str) -> MemorySettings:
+    """The one default for new and imported conversations: the embedded 135M model reads prompts
+    slowly on a CPU, so a smaller memory answers faster."""
+    return MemorySettings(budget=LOCAL_DEFAULT_BUDGET) if backend == "local" else MemorySettings()
 
 
 def make_embedder():
@@ -49,8 +62,7 @@ def get_service(url: str | None = None, *, llm=None, embedder=None) -> ChatServi
     store = get_store(url)
     client = make_llm(llm)
     if getattr(client, "backend", "") == "local":
-        # the embedded 135M model reads prompts slowly on a CPU: a smaller memory answers faster
-        store.default_settings = MemorySettings(budget=LOCAL_DEFAULT_BUDGET)
+        store.default_settings = default_settings("local")
     svc = ChatService(store, client, embedder or make_embedder(), make_token_counter(client.model))
     with _lock:
         _services[url] = svc

@@ -10,6 +10,7 @@ dropped, so the next unit of work rebuilds from what was committed: no half-writ
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -116,6 +117,14 @@ class Tx:
         repo.insert_feedback(self.conn, self.conv_id, answer_turn, self.layer.step, value)
         # also in the event log, so an export keeps its order among pins and restores
         repo.insert_event(self.conn, self.conv_id, "feedback", answer_turn, self.layer.step, repr(float(value)))
+
+    def answer_note(self, answer_turn: int, *, reply_to: int | None = None, cut_at: int | None = None) -> None:
+        """What the chat must say about an answer and the turns alone do not: the question it
+        answers when that is not the turn just before it (a retry), and the token limit that cut
+        it. Logged as an ``answer`` event: it changes nothing in memory, and an export skips it."""
+        note = {k: v for k, v in (("reply_to", reply_to), ("cut_at", cut_at)) if v is not None}
+        if note:
+            repo.insert_event(self.conn, self.conv_id, "answer", answer_turn, self.layer.step, json.dumps(note))
 
     def miss(self, turn: int, similarity: float, restored: bool) -> None:
         repo.insert_miss(self.conn, self.conv_id, turn, self.layer.step, similarity, restored)

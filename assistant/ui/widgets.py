@@ -26,6 +26,7 @@ from ..errors import LLMError
 from ..replay import export_transcript, replay, settings_from
 from ..service import ChatService
 from ..store import MemoryStore, OwnerScope
+from .notices import flash
 from .views import policy_description, shorten
 
 NEW_TITLE = "New conversation"
@@ -167,16 +168,6 @@ def show_text(text: str) -> None:
     st.markdown(md_text(text))
 
 
-def flash(message: str, kind: str = "info") -> None:
-    """A message for the next run (set by callbacks, shown by ``show_flash``)."""
-    st.session_state.setdefault("flash", []).append((kind, message))
-
-
-def show_flash() -> None:
-    for kind, message in st.session_state.pop("flash", []):
-        getattr(st, kind)(message)
-
-
 # ----- memory actions (callbacks) -------------------------------------------------------------
 
 
@@ -227,8 +218,8 @@ def _picked() -> None:
     st.session_state.pop("confirm_delete", None)
 
 
-def _rename(store: MemoryStore, conv_id: int) -> None:
-    title = (st.session_state.get("rename_to") or "").strip()
+def _rename(store: MemoryStore, conv_id: int, key: str) -> None:
+    title = (st.session_state.get(key) or "").strip()
     if title:
         store.rename(conv_id, title[:200])
         flash(f"Renamed to “{md_text(title[:200])}”.", "success")
@@ -245,7 +236,7 @@ def import_text(svc: ChatService, text: str, name: str, target: MemoryStore | No
     """Import a saved conversation: it lands whole or not at all. Returns (id or None, message)."""
     try:
         transcript = T.parse(text)
-        settings = settings_from(transcript.header)
+        settings = settings_from(transcript.header, defaults=svc.store.default_settings)
     except T.TranscriptError as exc:
         return None, f"“{name}” was not imported: line {exc.line}: {exc.reason}. Nothing was stored."
     except ValueError as exc:
@@ -304,8 +295,10 @@ def conversation_sidebar(store: MemoryStore) -> int:
         st.selectbox("Conversation", ids, key="conv_pick", on_change=_picked,
                      format_func=lambda i: labels.get(i, f"#{i}"))
         with st.expander("Rename, delete, export, import"):
-            st.text_input("Title", value=titles[conv_id], key="rename_to", max_chars=200)
-            st.button("Rename", on_click=_rename, args=(store, conv_id))
+            # keyed by the conversation and its stored title: the box always starts from the
+            # selected conversation's title (after a switch, a new conversation, a delete, a rename)
+            st.text_input("Title", value=titles[conv_id], key=f"rename_to-{conv_id}-{titles[conv_id]}", max_chars=200)
+            st.button("Rename", on_click=_rename, args=(store, conv_id, f"rename_to-{conv_id}-{titles[conv_id]}"))
             st.download_button("Export (saved-conversation file)", export_transcript(store, conv_id),
                                file_name=f"lagmem-{conv_id}.jsonl", mime="application/jsonl",
                                icon=":material/download:")
@@ -331,8 +324,10 @@ def settings_panel(store: MemoryStore, conv_id: int) -> None:
             lag = st.number_input("Lag (steps)", min_value=0, max_value=1000, value=int(conv.lag),
                                   help="How many steps a new turn is protected from eviction while evidence about it accrues.")
             names = list(POLICIES)
+            # names only in the box (a description there is cut off); the descriptions in the help
             policy = st.selectbox("Policy", names, index=names.index(conv.policy) if conv.policy in names else 0,
-                                  format_func=lambda n: f"{n} — {policy_description(n)}")
+                                  help="\n".join(f"* **{n}**: {policy_description(n)}" for n in names))
+            st.caption(f"{conv.policy}: {policy_description(conv.policy)}")
             second_chance = st.checkbox(
                 "Second chance (auto-restore)", value=bool(conv.auto_restore),
                 help="When a question is closer to a forgotten turn than to anything in memory, bring "
@@ -346,10 +341,16 @@ def settings_panel(store: MemoryStore, conv_id: int) -> None:
                 st.rerun()
 
 
-def model_panel() -> None:
+def _model_note() -> None:
     svc = service_if_ready()
+    st.caption(runtime.model_note(svc) if svc else "Loading the models…")
+
+
+def model_panel() -> None:
     with st.sidebar:
-        st.caption(runtime.model_note(svc) if svc else "Loading the models…")
+        # while loading, a fragment polls until the models are ready, so "Loading the models…"
+        # is replaced as soon as it stops being true, not at the next click
+        st.fragment(run_every=None if service_if_ready() else 1.0)(_model_note)()
         with st.expander("Connect a stronger model"):
             st.markdown(STRONGER_MODEL_HELP)
         owner = current_owner()
