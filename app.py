@@ -118,11 +118,16 @@ def spinner_text() -> str:
     return "Thinking…"
 
 
-# the page list first, so the first render already names the pages
-page = st.navigation([
+# The page list is drawn here, first: Streamlit's own list (from the pages/ directory) would show
+# "app" until the script had run, so it is off (.streamlit/config.toml) and the navigation hidden.
+PAGES = [
     st.Page(chat_page, title="Chat", icon=":material/forum:", default=True),
     st.Page(INSPECTOR, title="Memory inspector", icon=":material/insights:", url_path="inspector"),
-])
+]
+page = st.navigation(PAGES, position="hidden")
+with st.sidebar:
+    for p in PAGES:
+        st.page_link(p)
 store = W.store()
 DB = str(runtime.get_store().engine.url)  # conversation ids are per database
 conv_id = W.conversation_sidebar(store)
