@@ -109,11 +109,6 @@ def eviction_line(evicted: list[int]) -> str:
     return f"{n} turn{'s' if n != 1 else ''} left memory ({which}) — see the Memory inspector."
 
 
-def pending_user_turn(view: MemoryView) -> Turn | None:
-    """The last turn, when it is a user message without an answer (a failed exchange)."""
-    return view.turns[-1] if view.turns and view.turns[-1].role == "user" else None
-
-
 # ----- the inspector ------------------------------------------------------------------------
 
 

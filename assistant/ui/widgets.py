@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator
 
 import streamlit as st
 
@@ -156,12 +155,6 @@ def md_text(text: str) -> str:
     directive, LaTeX, HTML-entity) character is escaped, and line breaks are kept."""
     escaped = _MD_SPECIAL.sub(r"\\\1", text)
     return escaped.replace("\r\n", "\n").replace("\n", "  \n")
-
-
-def md_stream(deltas: Iterable[str]) -> Iterator[str]:
-    """Escape a stream chunk by chunk (escaping is per character, so chunks can split anywhere)."""
-    for d in deltas:
-        yield md_text(d)
 
 
 def show_text(text: str) -> None:
