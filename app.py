@@ -90,7 +90,11 @@ def send(view, text: str) -> None:
         return
     if view.conv.title == W.NEW_TITLE and view.conv.step == 0:
         store.rename(conv_id, shorten(text, 48))
-    answering.start(DB, ex)
+    try:
+        answering.start(DB, ex)
+    except answering.Busy:  # another tab's message is being answered: this one is stored, with its Retry
+        notices.flash("Another answer in this conversation is being written; your message is stored. "
+                      "Use its Retry once that answer is in.", "warning")
 
 
 def retry(number: int) -> None:
@@ -100,7 +104,10 @@ def retry(number: int) -> None:
         return  # another answer is on its way; the button comes back when it is stored
     ex = W.service().answer_pending(conv_id, owner=W.current_owner(), turn=number)
     if ex is not None:
-        answering.start(DB, ex)
+        try:
+            answering.start(DB, ex)
+        except answering.Busy:  # another tab started one meanwhile: the Retry stays
+            pass
 
 
 def collect(job: answering.Answering) -> None:

@@ -23,6 +23,10 @@ from ..service import Exchange
 FINISHED_KEEP_SECONDS = 600.0  # a finished answer nobody collected (tab closed) is dropped after this
 
 
+class Busy(RuntimeError):
+    """The conversation already has an answer being written (another tab sent at the same moment)."""
+
+
 class Answering:
     """One exchange being answered by a worker thread: its text so far, and how it ended."""
 
@@ -88,7 +92,7 @@ def start(db: str, ex: Exchange) -> Answering:
             del _running[key]
         key = (db, job.conv_id)
         if key in _running and not _running[key].done:
-            raise RuntimeError(f"conversation {job.conv_id} is already being answered")
+            raise Busy(f"conversation {job.conv_id} is already being answered")
         _running[key] = job
     job._thread.start()
     return job
