@@ -48,7 +48,7 @@ def chat_page() -> None:
         st.warning(warning, icon=":material/warning:")
     notices.show()
     if not view.turns:
-        onboarding.show_intro()
+        onboarding.show_intro(view.conv.budget, view.layer.lag)
 
     notes = answer_notes(view)
     asked = questions(view, notes)

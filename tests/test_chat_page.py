@@ -86,6 +86,8 @@ def test_the_first_screen_explains_the_app_until_dismissed(svc):
     text = " ".join(m.value for m in at.markdown)
     for word in ("Memory budget", "Lag", "Eviction", "Pin", "Memory inspector"):
         assert word in text
+    conv = svc.store.conversation(at.session_state["conv_id"])
+    assert f"a budget of {conv.budget:,} tokens, a lag of {conv.lag} steps" in text
     at.button(key="intro_ok").click().run()
     assert "Memory budget" not in " ".join(m.value for m in at.markdown)
 

@@ -140,11 +140,6 @@ def service() -> ChatService:
     return _loading(default_url()).get()
 
 
-def service_if_ready() -> ChatService | None:
-    loading = _loading(default_url())
-    return loading.service if loading.ready.is_set() else None
-
-
 # ----- text -------------------------------------------------------------------------------
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$:&])")
@@ -335,15 +330,20 @@ def settings_panel(store: MemoryStore, conv_id: int) -> None:
 
 
 def _model_note() -> None:
-    svc = service_if_ready()
-    st.caption(runtime.model_note(svc) if svc else "Loading the models…")
+    loading = _loading(default_url())
+    if not loading.ready.is_set():
+        st.caption("Loading the models…")
+    elif loading.service is None:
+        st.caption(f"The models did not load ({md_text(str(loading.error))}). Sending a message tries again.")
+    else:
+        st.caption(runtime.model_note(loading.service))
 
 
 def model_panel() -> None:
     with st.sidebar:
         # while loading, a fragment polls until the models are ready, so "Loading the models…"
         # is replaced as soon as it stops being true, not at the next click
-        st.fragment(run_every=None if service_if_ready() else 1.0)(_model_note)()
+        st.fragment(run_every=None if _loading(default_url()).ready.is_set() else 1.0)(_model_note)()
         with st.expander("Connect a stronger model"):
             st.markdown(STRONGER_MODEL_HELP)
         owner = current_owner()
