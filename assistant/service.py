@@ -160,11 +160,15 @@ class ChatService:
                              select(Turn).where(Turn.conversation_id == conv_id, Turn.seq.in_((turn, turn + 1)))
                              .order_by(Turn.seq)).all()
             q = rows[0] if rows else None
-            if q is None or q.role != "user" or (len(rows) > 1 and rows[1].role == "assistant"):
+            if q is None or q.role != "user":
                 return None
-            if any(json.loads(e.detail or "{}").get("reply_to") == q.seq for e in s.scalars(
-                    select(MemoryEvent).where(MemoryEvent.conversation_id == conv_id, MemoryEvent.kind == "answer"))):
-                return None  # answered by an earlier retry
+            # answer turn -> the earlier question it answers (noted when a retry answered it)
+            replies = {e.turn: json.loads(e.detail or "{}").get("reply_to") for e in s.scalars(
+                select(MemoryEvent).where(MemoryEvent.conversation_id == conv_id, MemoryEvent.kind == "answer"))}
+            following = rows[1] if len(rows) > 1 else None
+            if q.seq in replies.values() or (following is not None and following.role == "assistant"
+                                              and replies.get(following.seq) is None):
+                return None  # answered, by the next turn or by a later retry
             last = s.scalar(select(func.max(Turn.seq)).where(Turn.conversation_id == conv_id))
             vec = unpack_vector(q.embedding, q.embedding_dim) if q.embedding else self._embed(q.content)
             result = ExchangeResult(conv_id, q.seq, model=self.llm.model, tokens=self.counter.name, tokens_exact=self.counter.exact)

@@ -70,6 +70,26 @@ def test_every_unanswered_question_has_its_retry_which_answers_that_question(svc
     assert svc.answer_pending(conv, turn=1) is None  # answered: nothing left to retry
 
 
+def test_two_failed_questions_are_answered_each_by_its_own_retry(svc):
+    at = app()
+    conv = at.session_state["conv_id"]
+    svc.llm.enqueue(ServerUnreachable())
+    send(at, "First question?")
+    svc.llm.enqueue('{"turns": []}', ServerUnreachable())  # the retrieval step works, the answer fails
+    send(at, "Second question?")
+    assert [b.key for b in button(at, "Retry")] == [f"retry-{conv}-1", f"retry-{conv}-2"]
+    svc.llm.enqueue('{"turns": []}', "First answer.")
+    at.button(key=f"retry-{conv}-1").click().run()
+    # turn 3 answers #1, so #2 (just before it) still has no answer, and keeps its Retry
+    assert [b.key for b in button(at, "Retry")] == [f"retry-{conv}-2"]
+    svc.llm.enqueue('{"turns": []}', "Second answer.")
+    at.button(key=f"retry-{conv}-2").click().run()
+    assert not button(at, "Retry")
+    assert turns(svc, conv)[2:] == [(3, "assistant", "First answer."), (4, "assistant", "Second answer.")]
+    captions = [m.caption[0].value for m in at.chat_message]
+    assert "answer to #1" in captions[2] and "answer to #2" in captions[3]
+
+
 def test_a_whitespace_message_leaves_no_bubble(svc):
     at = app()
     send(at, "   \n ")
