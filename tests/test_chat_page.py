@@ -247,3 +247,11 @@ def test_answer_markdown_neutralises_what_could_run_or_load():
     assert answer_markdown("see [the docs](https://e.org/a_(b))") == "see [the docs](https://e.org/a_(b%29)"
     assert answer_markdown("```\nunclosed <x> $y$") == "```\nunclosed <x> $y$"  # a cut-off fence is still code
     assert answer_markdown("&lt;b&gt; :material/home:") == "\\&lt;b\\&gt; \\:material/home\\:"
+
+
+def test_the_terminal_says_an_answer_was_cut_too():
+    from assistant.service import ExchangeResult
+    from cli.chat import _summary
+
+    assert "cut at 37 tokens" in _summary(ExchangeResult(1, 1, cut_at=37))
+    assert "cut at" not in _summary(ExchangeResult(1, 1))
