@@ -2,90 +2,126 @@
 the memory inspector (``pages/``); the conversation picker in the sidebar is shared by both.
 
 The chat page is a thin layout over ``assistant.ui``: the sidebar picks the conversation, the history
-is read from the database on every run (so a pin made in the inspector shows here at once), and
-one exchange is ``service.send`` (the user's turn is stored before the model is called) followed by
-``Exchange.stream`` into ``st.write_stream``. A model failure leaves the stored message without an
-answer; the page then shows the error in plain words and a Retry button (``answer_pending``).
+is read from the database on every run (so a pin made in the inspector shows here at once). A sent
+message goes to the session's outbox (the chat input's callback); the run stores it
+(``service.send``: the user's turn is stored before the model is called) and hands the exchange to
+a worker thread (``answering``), which stores the answer whatever the page does meanwhile. While
+an answer is generated the chat input stays disabled and the page follows the text. A question
+left without an answer (a model error) shows "No answer yet" and a Retry, wherever it is.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from assistant.errors import ConfigError, LLMError
-from assistant.service import EmptyMessage, Exchange
-from assistant.ui.actions import set_feedback, show_flash
+from assistant import runtime
+from assistant.errors import ConfigError
+from assistant.service import EmptyMessage
+from assistant.ui import answering, notices, onboarding
+from assistant.ui.chat_view import INSPECTOR, answer_notes, follow, questions, show_message, unanswered
 from assistant.ui.loading import service, store as open_store
+from assistant.ui.over_budget import over_budget_text
 from assistant.ui.settings import settings_panel
 from assistant.ui.sidebar import NEW_TITLE, conversation_sidebar, model_panel
 from assistant.ui.signin import current_owner, require_sign_in
-from assistant.ui.text import md_stream, md_text, show_text
-from assistant.ui.views import Message, chat_history, eviction_line, load_view, pending_user_turn, shorten
+from assistant.ui.text import md_text, show_text
+from assistant.ui.views import budget_summary, chat_history, load_view, shorten
 
-INSPECTOR = "pages/1_Memory_inspector.py"
+ERRORS = "answer_errors"  # session state: (conversation, user turn) -> the model error that left it unanswered
 
 
 def chat_page() -> None:
     st.set_page_config(page_title="lagmem · chat", page_icon=":material/forum:", layout="centered")
     settings_panel(store, conv_id)
+    job = answering.current(DB, conv_id)
+    if job is not None and job.done:
+        collect(job)
+        job = None
+    outbox = st.session_state.setdefault("outbox", {}).setdefault(conv_id, [])
+    # rendered before anything slow, disabled while an answer is generated: a second message
+    # cannot interrupt the first (one that arrives anyway waits in the outbox)
+    st.chat_input("Message lagmem", key="chat_box", max_chars=200_000, submit_mode="disable",
+                  disabled=job is not None or bool(outbox), on_submit=queue_message, args=(conv_id,))
+
     view = load_view(store, conv_id)
     st.title(md_text(view.conv.title), anchor=False)
+    b = budget_summary(view)
     st.caption(f"Memory: {view.layer.used_tokens:,} of {view.conv.budget:,} tokens · lag {view.layer.lag} steps · "
                f"{view.conv.policy} policy · step {view.conv.step}")
-    show_flash()
-    history = chat_history(view)
-    for m in history:
-        show_message(view, m)
+    warning = over_budget_text(b, view.layer.lag)
+    if warning:
+        st.warning(warning, icon=":material/warning:")
+    notices.show()
+    if not view.turns:
+        onboarding.show_intro(view.conv.budget, view.layer.lag)
 
-    if pending_user_turn(view) is not None:
-        error = st.session_state.get(f"error-{conv_id}")
-        st.error(error or "This message has no answer yet.", icon=":material/error:")
-        if st.button("Retry", icon=":material/refresh:", type="primary"):
-            st.session_state.pop(f"error-{conv_id}", None)
-            ex = service().answer_pending(conv_id, owner=current_owner())
-            if ex is not None:
-                run_exchange(ex)
+    notes = answer_notes(view)
+    asked = questions(view, notes)
+    waiting = set(unanswered(view, notes)) - ({job.user_turn} if job else set())
+    errors = st.session_state.get(ERRORS, {})
+    for m in chat_history(view):
+        pending = (errors.get((conv_id, m.number)), retry, job is not None or bool(outbox)) if m.number in waiting else None
+        show_message(view, m, store, conv_id, notes=notes, reply_to=asked.get(m.number), pending=pending)
 
-    if any(m.evicted for m in history):
+    if b["evicted"]:
         st.page_link(INSPECTOR, label="See and steer the memory in the inspector", icon=":material/insights:")
 
-    if prompt := st.chat_input("Message lagmem", submit_mode="disable", max_chars=200_000):
-        with st.chat_message("user"):
-            show_text(prompt)
+    if job is not None:
+        follow(job, spinner_text())
+        collect(job)
+        st.rerun()
+    elif outbox:
+        send(view, outbox.pop(0))
+        st.rerun()
+
+
+def queue_message(conv: int) -> None:
+    """The chat input's callback: keep the message for the run (nothing is sent from a callback)."""
+    text = st.session_state.get("chat_box") or ""
+    if not text.strip():  # nothing to send, and no empty bubble drawn for it
+        notices.flash("The message is empty: nothing was sent.", "warning")
+        return
+    st.session_state.setdefault("outbox", {}).setdefault(conv, []).append(text)
+
+
+def send(view, text: str) -> None:
+    """Store the user's turn and start its answer in a worker thread."""
+    with st.chat_message("user"):
+        show_text(text)
+    try:
+        ex = service().send(conv_id, text, owner=current_owner())
+    except (EmptyMessage, ValueError) as exc:
+        notices.flash(str(exc), "warning")
+        return
+    if view.conv.title == NEW_TITLE and view.conv.step == 0:
+        store.rename(conv_id, shorten(text, 48))
+    try:
+        answering.start(DB, ex)
+    except answering.Busy:  # another tab's message is being answered: this one is stored, with its Retry
+        notices.flash("Another answer in this conversation is being written; your message is stored. "
+                      "Use its Retry once that answer is in.", "warning")
+
+
+def retry(number: int) -> None:
+    """A Retry button's callback: answer that question in a worker thread (the run follows it)."""
+    st.session_state.get(ERRORS, {}).pop((conv_id, number), None)
+    if answering.current(DB, conv_id) is not None:
+        return  # another answer is on its way; the button comes back when it is stored
+    ex = service().answer_pending(conv_id, owner=current_owner(), turn=number)
+    if ex is not None:
         try:
-            ex = service().send(conv_id, prompt, owner=current_owner())
-        except EmptyMessage as exc:
-            st.warning(str(exc))
-            return
-        st.session_state.pop(f"error-{conv_id}", None)
-        if view.conv.title == NEW_TITLE and view.conv.step == 0:
-            store.rename(conv_id, shorten(prompt, 48))
-        run_exchange(ex)
+            answering.start(DB, ex)
+        except answering.Busy:  # another tab started one meanwhile: the Retry stays
+            pass
 
 
-def show_message(view, m: Message) -> None:
-    with st.chat_message(m.role):
-        show_text(m.content)
-        if m.role != "assistant":
-            return
-        if m.cited:
-            by = view.by_number
-            label = "Cited " + ", ".join(f"#{t}" for t, _ in m.cited)
-            with st.expander(label, icon=":material/format_quote:"):
-                for t, weight in m.cited:
-                    turn = by.get(t)
-                    if turn is None:
-                        continue
-                    state = "in memory" if view.layer.turn(t).active else "evicted"
-                    st.caption(f"#{t} · {turn.role} · confidence {weight:.2f} · {state}")
-                    show_text(turn.content)
-        else:
-            st.caption("No earlier turn cited.")
-        key = f"fb-{conv_id}-{m.number}"
-        default = None if m.feedback in (None, 0.0) else (1 if m.feedback > 0 else 0)
-        st.feedback("thumbs", key=key, default=default, on_change=set_feedback, args=(store, conv_id, m.number, key))
-        if m.evicted:
-            st.caption(eviction_line(m.evicted))
+def collect(job: answering.Answering) -> None:
+    """A finished answer: forget the worker, keep a model error beside its question."""
+    answering.collect(DB, job.conv_id)
+    if job.crash is not None:
+        raise job.crash
+    if job.error:
+        st.session_state.setdefault(ERRORS, {})[(job.conv_id, job.user_turn)] = job.error
 
 
 def spinner_text() -> str:
@@ -94,35 +130,23 @@ def spinner_text() -> str:
     return "Thinking…"
 
 
-def run_exchange(ex: Exchange) -> None:
-    """Stream one answer; on a model error keep the stored message and offer a retry."""
-    with st.chat_message("assistant"):
-        gen = ex.stream()
-        try:
-            with st.spinner(spinner_text()):
-                first = next(gen, None)  # the retrieval step and the wait for the first token
-
-            def deltas():
-                if first is not None:
-                    yield first
-                yield from gen
-
-            st.write_stream(md_stream(deltas()))
-        except LLMError as exc:
-            st.session_state[f"error-{conv_id}"] = exc.message
-    st.rerun()
-
-
 require_sign_in()  # a visitor who is not signed in sees only the sign-in button
+# The page list is drawn here, first: Streamlit's own list (from the pages/ directory) would show
+# "app" until the script had run, so it is off (.streamlit/config.toml) and the navigation hidden.
+PAGES = [
+    st.Page(chat_page, title="Chat", icon=":material/forum:", default=True),
+    st.Page(INSPECTOR, title="Memory inspector", icon=":material/insights:", url_path="inspector"),
+]
+page = st.navigation(PAGES, position="hidden")
+with st.sidebar:
+    for p in PAGES:
+        st.page_link(p)
 try:
     store = open_store()
+    DB = str(runtime.get_store().engine.url)  # conversation ids are per database
 except ConfigError as exc:  # a bad setting: say which, instead of a traceback
     st.error(exc.message, icon=":material/settings:")
     st.stop()
 conv_id = conversation_sidebar(store)
-page = st.navigation([
-    st.Page(chat_page, title="Chat", icon=":material/forum:", default=True),
-    st.Page(INSPECTOR, title="Memory inspector", icon=":material/insights:", url_path="inspector"),
-])
 page.run()
 model_panel()

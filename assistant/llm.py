@@ -272,8 +272,10 @@ class LLMClient:
         *,
         max_tokens: int = 512,
         temperature: float | None = None,
+        info: dict | None = None,
     ) -> Iterator[str]:
-        """Text deltas as they arrive. The request is sent by this call (so an unreachable
+        """Text deltas as they arrive; ``info``, when given, receives the stream's
+        ``finish_reason`` (``"length"``: cut at ``max_tokens``) once it ends. The request is sent by this call (so an unreachable
         server or a rejected prompt raises here, before any text); errors mid-stream raise the
         mapped error from the iterator. A consumer that stops early closes the HTTP response.
         ``temperature`` defaults to the backend's answer temperature (``ANSWER_TEMPERATURE``)."""
@@ -286,16 +288,19 @@ class LLMClient:
             )
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
             raise self._map(exc, "starting the answer") from exc
-        return self._deltas(sdk_stream)
+        return self._deltas(sdk_stream, info)
 
-    def _deltas(self, sdk_stream: Any) -> Iterator[str]:
+    def _deltas(self, sdk_stream: Any, info: dict | None = None) -> Iterator[str]:
         finished = False
         try:
             for chunk in sdk_stream:
                 if not chunk.choices:  # usage-only or keep-alive chunks
                     continue
                 choice = chunk.choices[0]
-                finished = finished or bool(getattr(choice, "finish_reason", None))
+                reason = getattr(choice, "finish_reason", None)
+                if reason and info is not None:
+                    info["finish_reason"] = reason
+                finished = finished or bool(reason)
                 delta = choice.delta
                 text = getattr(delta, "content", None) if delta is not None else None
                 if text:

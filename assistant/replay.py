@@ -21,14 +21,15 @@ from .store import MemoryStore, Tx
 DEFAULTS = MemorySettings()
 
 
-def settings_from(header: dict, *, budget=None, lag=None, policy=None) -> MemorySettings:
-    """Flags beat the file's header, which beats the defaults."""
+def settings_from(header: dict, *, budget=None, lag=None, policy=None, defaults: MemorySettings = DEFAULTS) -> MemorySettings:
+    """Flags beat the file's header, which beats ``defaults`` (the app passes its store's, so an
+    imported file without a header gets the same budget as a new conversation)."""
     base = MemorySettings(
-        budget=header.get("budget", DEFAULTS.budget),
-        lag=header.get("lag", DEFAULTS.lag),
-        policy=header.get("policy", DEFAULTS.policy),
-        low_watermark=float(header.get("low_watermark", DEFAULTS.low_watermark)),
-        pin_share=float(header.get("pin_share", DEFAULTS.pin_share)),
+        budget=header.get("budget", defaults.budget),
+        lag=header.get("lag", defaults.lag),
+        policy=header.get("policy", defaults.policy),
+        low_watermark=float(header.get("low_watermark", defaults.low_watermark)),
+        pin_share=float(header.get("pin_share", defaults.pin_share)),
         policy_params=dict(header.get("policy_params", {})),
     )
     changes = {k: v for k, v in (("budget", budget), ("lag", lag), ("policy", policy)) if v is not None}

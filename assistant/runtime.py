@@ -13,6 +13,7 @@ import threading
 from assistant.tokens import counter_for
 from memory.types import MemorySettings
 
+from .config import current
 from .llm import make_llm
 from .service import ChatService
 from .store import MemoryStore, default_url, open_store
@@ -27,8 +28,21 @@ def get_store(url: str | None = None) -> MemoryStore:
     url = url or default_url()
     with _lock:
         if url not in _stores:
-            _stores[url] = open_store(url)
+            store = open_store(url)
+            # decided from the settings now, not when the model is loaded: a conversation created
+            # on the first page view (before the service exists) gets the same default budget
+            try:
+                store.default_settings = default_settings(current().llm.backend)
+            except ValueError:  # a bad model setting is reported when the service is built
+                pass
+            _stores[url] = store
         return _stores[url]
+
+
+def default_settings(backend: str) -> MemorySettings:
+    """The one default for new and imported conversations: the embedded 135M model reads prompts
+    slowly on a CPU, so a smaller memory answers faster."""
+    return MemorySettings(budget=LOCAL_DEFAULT_BUDGET) if backend == "local" else MemorySettings()
 
 
 def make_embedder():
@@ -47,8 +61,7 @@ def get_service(url: str | None = None, *, llm=None, embedder=None) -> ChatServi
     store = get_store(url)
     client = make_llm(llm)
     if getattr(client, "backend", "") == "local":
-        # the embedded 135M model reads prompts slowly on a CPU: a smaller memory answers faster
-        store.default_settings = MemorySettings(budget=LOCAL_DEFAULT_BUDGET)
+        store.default_settings = default_settings("local")
     svc = ChatService(store, client, embedder or make_embedder(), counter_for(client))
     with _lock:
         _services[url] = svc

@@ -8,7 +8,9 @@
     -> return the answer, its citations, the evictions, the misses, the model and timings.
 
 A failed model call never loses the user's message: the turn is already stored, the exception
-(an ``LLMError``) reaches the caller, and ``answer_pending()`` answers that turn on retry. A
+(an ``LLMError``) reaches the caller, and ``answer_pending()`` answers that turn (or any earlier
+unanswered one) on retry. An answer the model ended at the token limit is stored marked
+``incomplete``, with the limit noted, so the chat can say where it was cut. A
 partial answer cut off mid-stream is *not* stored: the memory stays as it was after the user's
 turn. The order of writes mirrors ``assistant.replay`` exactly (user turn + enforcement; restores
 + enforcement; answer + citations + enforcement), so an exported conversation replays to the same
@@ -64,6 +66,7 @@ class ExchangeResult:
     evictions: list[EvictionRecord] = field(default_factory=list)
     misses: list[Miss] = field(default_factory=list)
     restored: list[int] = field(default_factory=list)
+    cut_at: int | None = None  # the answer reached this token limit (finish reason "length")
     model: str = ""
     tokens: str = ""
     tokens_exact: bool = False
@@ -82,6 +85,7 @@ class ExchangeResult:
             "evictions": [r.as_dict() for r in self.evictions],
             "misses": [{"turn": m.turn, "similarity": m.similarity} for m in self.misses],
             "restored": self.restored,
+            "cut_at": self.cut_at,
             "model": self.model,
             "tokens": self.tokens,
             "tokens_exact": self.tokens_exact,
@@ -92,8 +96,10 @@ class ExchangeResult:
 class Exchange:
     """A running exchange: iterate ``stream()`` for the answer's text; then read ``result``."""
 
-    def __init__(self, service: "ChatService", result: ExchangeResult, message: str, vec: np.ndarray, t0: float, owner):
+    def __init__(self, service: "ChatService", result: ExchangeResult, message: str, vec: np.ndarray, t0: float, owner,
+                 reply_to: int | None = None):
         self.service, self.result, self.message, self.vec, self.t0, self.owner = service, result, message, vec, t0, owner
+        self.reply_to = reply_to  # set when the question is not the last turn (its answer is noted as such)
         self.done = False
 
     def stream(self) -> Iterator[str]:
@@ -138,14 +144,19 @@ class ChatService:
         result.timings["store_user_ms"] = _ms(t0)
         return Exchange(self, result, message, vec, t0, owner)
 
-    def answer_pending(self, conv_id: int, *, owner: str | None = None) -> Exchange | None:
-        """Retry: answer the last turn if it is a user turn without an answer (after a failure)."""
-        last = self.store.pending_user_turn(conv_id, owner=owner)
-        if last is None:
+    def answer_pending(self, conv_id: int, *, owner: str | None = None, turn: int | None = None) -> Exchange | None:
+        """Retry: answer user turn ``turn`` (default: the last turn) if it has no answer yet, or None.
+
+        An earlier question's answer arrives as the newest turn; it is noted as the reply to
+        ``turn`` so the chat can say which question it answers."""
+        pending = self.store.pending_user_turn(conv_id, owner=owner, turn=turn)
+        if pending is None:
             return None
-        vec = unpack_vector(last.embedding, last.embedding_dim) if last.embedding else self._embed(last.content)
-        result = ExchangeResult(conv_id, last.seq, model=self.llm.model, tokens=self.counter.name, tokens_exact=self.counter.exact)
-        return Exchange(self, result, last.content, vec, time.perf_counter(), owner)
+        q, is_last = pending
+        vec = unpack_vector(q.embedding, q.embedding_dim) if q.embedding else self._embed(q.content)
+        result = ExchangeResult(conv_id, q.seq, model=self.llm.model, tokens=self.counter.name, tokens_exact=self.counter.exact)
+        return Exchange(self, result, q.content, vec, time.perf_counter(), owner,
+                        reply_to=None if is_last else q.seq)
 
     def ask(self, conv_id: int, message: str, *, owner: str | None = None) -> ExchangeResult:
         return self.send(conv_id, message, owner=owner).run()
@@ -163,7 +174,8 @@ class ChatService:
         messages = self._answer_messages(active, retrieval, ex.message)
         parts: list[str] = []
         t1 = time.perf_counter()
-        for delta in self.llm.stream(messages, max_tokens=self.answer_tokens):
+        limit, info = self.answer_tokens, {}
+        for delta in self.llm.stream(messages, max_tokens=limit, info=info):
             if not parts:
                 r.timings["ttft_ms"] = _ms(ex.t0)
                 r.timings["answer_ttft_ms"] = _ms(t1)
@@ -171,6 +183,7 @@ class ChatService:
             yield delta
         answer = clean_text("".join(parts)).strip() or "(no answer)"
         avec = self._embed(answer)
+        r.cut_at = limit if info.get("finish_reason") == "length" else None
         self._record(ex, retrieval, misses, answer, avec)
         r.timings["total_ms"] = _ms(ex.t0)
 
@@ -184,7 +197,9 @@ class ChatService:
                 if restored:
                     r.evictions += tx.restore(m.turn, kind="auto_restore")
                     r.restored.append(m.turn)
-            t = tx.add_turn("assistant", answer, self.counter.count(answer), model=self.llm.model, **self._vector_row(avec))
+            t = tx.add_turn("assistant", answer, self.counter.count(answer), model=self.llm.model,
+                            incomplete=r.cut_at is not None, **self._vector_row(avec))
+            tx.answer_note(t.number, reply_to=ex.reply_to, cut_at=r.cut_at)
             out = tx.cite([(c.turn, c.weight) for c in retrieval.cited], offered=retrieval.offered, answer_turn=t.number)
             r.evictions += tx.enforce("arrival", t.number)
         r.answer_turn, r.answer = t.number, answer

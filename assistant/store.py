@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, Engine, Row
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Connection, Engine, Row, select
 from sqlalchemy.orm import Session
 
 from memory import transcript as T
@@ -35,7 +35,7 @@ from storage.models import Conversation, MemoryEvent, MissRow, Turn
 from storage.repo import NotFound
 
 from .config import default_url
-from .errors import StorageError
+from .store_errors import storage_errors as _storage_errors
 
 __all__ = ["MemoryStore", "MemoryView", "NotFound", "OwnerScope", "Reader", "Tx", "default_url", "open_store"]
 
@@ -136,6 +136,14 @@ class Tx:
         # also in the event log, so an export keeps its order among pins and restores
         repo.insert_event(self.conn, self.conv_id, "feedback", answer_turn, self.layer.step, repr(float(value)))
 
+    def answer_note(self, answer_turn: int, *, reply_to: int | None = None, cut_at: int | None = None) -> None:
+        """What the chat must say about an answer and the turns alone do not: the question it
+        answers when that is not the turn just before it (a retry), and the token limit that cut
+        it. Logged as an ``answer`` event: it changes nothing in memory, and an export skips it."""
+        note = {k: v for k, v in (("reply_to", reply_to), ("cut_at", cut_at)) if v is not None}
+        if note:
+            repo.insert_event(self.conn, self.conv_id, "answer", answer_turn, self.layer.step, json.dumps(note))
+
     def miss(self, turn: int, similarity: float, restored: bool) -> None:
         repo.insert_miss(self.conn, self.conv_id, turn, self.layer.step, similarity, restored)
 
@@ -174,44 +182,6 @@ class Reader:
     def turn_texts(self, conv_id: int, seqs: list[int]) -> Iterator[Row]:
         """(seq, role, content, embedding, embedding_dim, id, created_at) of the turns ``seqs``."""
         return repo.turn_texts(self._session, conv_id, seqs)
-
-
-# ----- storage errors: what the database said, in words a user can act on ------------
-_FULL = ("database or disk is full", "no space left", "disk full", "could not extend file")
-_READ_ONLY = ("readonly database", "read-only", "read only")
-_LOCKED = ("database is locked", "database table is locked", "lock timeout")
-_PG_STATES = {"53100": "full", "25006": "read_only", "55P03": "locked"}  # disk_full, read_only_sql_transaction, lock_not_available
-
-
-def storage_error(exc: DBAPIError) -> StorageError | None:
-    """The ``StorageError`` for a full, read-only or locked database; None for anything else."""
-    text = str(getattr(exc, "orig", exc)).lower()
-    kind = _PG_STATES.get(getattr(getattr(exc, "orig", None), "sqlstate", None) or "")
-    if kind is None:
-        kind = next((k for k, words in (("full", _FULL), ("read_only", _READ_ONLY), ("locked", _LOCKED))
-                     if any(w in text for w in words)), None)
-    if kind == "full":
-        return StorageError("The disk holding the database is full: the change was not saved "
-                            "(nothing half-written). Free some space and try again.", kind)
-    if kind == "read_only":
-        return StorageError("The database is read-only: the change was not saved. Check the file's "
-                            "permissions or the database URL (mode=ro?).", kind)
-    if kind == "locked":
-        return StorageError("The database stayed busy (locked by another writer) for too long: the "
-                            "change was not saved. Try again.", kind)
-    return None
-
-
-@contextmanager
-def _storage_errors() -> Iterator[None]:
-    """Map the database's full/read-only/locked errors to ``StorageError`` (the cause is kept)."""
-    try:
-        yield
-    except DBAPIError as exc:
-        mapped = storage_error(exc)
-        if mapped is None:
-            raise
-        raise mapped from exc
 
 
 class MemoryStore:
@@ -346,15 +316,30 @@ class MemoryStore:
                 items.extend(events.get(row.seq, []))
         return T.Transcript(header, items)
 
-    def pending_user_turn(self, conv_id: int, *, owner: str | None = None) -> Turn | None:
-        """The last turn when it is a user message with no answer (an exchange that failed)."""
+    def pending_user_turn(self, conv_id: int, *, owner: str | None = None,
+                          turn: int | None = None) -> tuple[Turn, bool] | None:
+        """User turn ``turn`` (default: the last turn) when it has no answer yet (an exchange that
+        failed or was cut off), with whether it is the conversation's last turn; else None.
+
+        A question is answered by the assistant turn right after it, unless an ``answer`` note
+        says that turn answers an earlier question (a retry), or by a later turn noted as its reply."""
         with Session(self.reader, expire_on_commit=False) as s:
             repo.get_conversation(s, conv_id, owner=owner)
             last = repo.last_turn(s, conv_id)
-            if last is None or last.role != "user":
+            rows = [last] if turn is None else list(s.scalars(select(Turn).where(
+                Turn.conversation_id == conv_id, Turn.seq.in_((turn, turn + 1))).order_by(Turn.seq)))
+            q = rows[0] if rows else None
+            if q is None or q.role != "user" or (turn is not None and q.seq != turn):
                 return None
-            s.expunge(last)
-            return last
+            # answer turn -> the earlier question it answers (noted when a retry answered it)
+            replies = {e.turn: json.loads(e.detail or "{}").get("reply_to")
+                       for e in repo.load_events(s, conv_id) if e.kind == "answer"}
+            after = rows[1] if len(rows) > 1 else None
+            if q.seq in replies.values() or (after is not None and after.role == "assistant"
+                                              and replies.get(after.seq) is None):
+                return None  # answered, by the next turn or by a later retry
+            s.expunge(q)
+            return q, last is not None and q.seq == last.seq
 
 
 class OwnerScope:

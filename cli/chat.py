@@ -32,6 +32,8 @@ def _conversation(svc, args) -> int:
 
 def _summary(result) -> str:
     lines = []
+    if result.cut_at:
+        lines.append(f"cut at {result.cut_at} tokens: the answer reached the length limit")
     if result.cited:
         lines.append("cited: " + ", ".join(f"T{n}" for n in result.cited))
     if result.evictions:

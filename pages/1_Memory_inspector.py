@@ -12,9 +12,11 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from assistant.ui import notices
 from assistant.ui import views as V
-from assistant.ui.actions import restore, set_pin, show_flash
+from assistant.ui.actions import restore, set_pin
 from assistant.ui.loading import store as open_store
+from assistant.ui.over_budget import over_budget_text
 from assistant.ui.signin import require_sign_in
 from assistant.ui.text import md_text
 
@@ -25,6 +27,9 @@ st.set_page_config(page_title="lagmem · memory inspector", page_icon=":material
 require_sign_in()
 store = open_store()
 conv_id = st.session_state["conv_id"]  # picked in the sidebar by app.py, which runs this page
+if str(st.query_params.get("turn", "")).isdigit():  # the chat's "open it in the inspector" link
+    st.session_state["detail_turn"] = int(st.query_params["turn"])
+    del st.query_params["turn"]
 live = st.sidebar.toggle("Live updates", value=True, key="inspector_live",
                          help=f"Refresh this page every {REFRESH_SECONDS:g} s; switch off to pause while you read.")
 
@@ -120,7 +125,7 @@ def inspector() -> None:
     st.title("Memory inspector", anchor=False)
     st.caption(f"**{md_text(conv.title)}** · policy **{conv.policy}** ({V.policy_description(conv.policy)}) · "
                f"lag {view.layer.lag} steps · step {conv.step}")
-    show_flash()
+    notices.show()
 
     b = V.budget_summary(view)
     m = st.columns(4)
@@ -129,12 +134,9 @@ def inspector() -> None:
     m[2].metric("Protected (lag)", f"{b['protected']:,} tokens")
     m[3].metric("Turns in memory / evicted", f"{b['active']} / {b['evicted']}")
     st.altair_chart(budget_bar(b), width="stretch")
-    if b["held_over"]:
-        st.warning(f"Pinned and protected turns alone hold {b['pinned'] + b['protected']:,} tokens, more than the "
-                   f"{b['budget']:,}-token budget: nothing else can be evicted to make room. Unpin a turn or raise the budget.",
-                   icon=":material/warning:")
-    elif b["over"]:
-        st.warning("The memory is over budget.", icon=":material/warning:")
+    warning = over_budget_text(b, view.layer.lag)
+    if warning:
+        st.warning(warning, icon=":material/warning:")
 
     if not view.turns:
         st.info("No turns yet: send a message on the chat page.")
@@ -154,7 +156,11 @@ def inspector() -> None:
             "pinned": st.column_config.CheckboxColumn("pinned", help="Pinned turns are never evicted."),
             "citations": st.column_config.NumberColumn("cited", help="How many times answers cited it."),
             "last cited": st.column_config.TextColumn("last cited", help="Step of the last citation."),
-            "importance": st.column_config.NumberColumn("importance", format="%.3f", help="Under the active policy, now."),
+            "importance": st.column_config.NumberColumn("importance now", format="%.3f", help="Under the active policy, computed now."),
+            "at eviction": st.column_config.NumberColumn(
+                "importance at eviction", format="%.3f",
+                help="What it scored when it was last evicted (blank: never evicted). It may be higher now: "
+                     "importance is measured again at every decision, from the citations up to then."),
             "rank": st.column_config.TextColumn("evict rank", help="1 = the next turn eviction would take; blank: pinned, protected or evicted."),
         },
     )

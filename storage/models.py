@@ -122,7 +122,8 @@ class EvictionRow(Base):
 
 
 class MemoryEvent(Base):
-    """Pin, unpin, restore (and refused pins): what a person or the second chance did."""
+    """Pin, unpin, restore (and refused pins): what a person or the second chance did; also feedback,
+    and ``answer`` notes (JSON detail: the question a retried answer answers, the limit that cut it)."""
 
     __tablename__ = "memory_events"
     __table_args__ = (_turn_fk(), Index("ix_events_conv", "conversation_id", "id"))
@@ -131,7 +132,7 @@ class MemoryEvent(Base):
     conversation_id: Mapped[int] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
     turn: Mapped[int] = mapped_column(Integer)
     step: Mapped[int] = mapped_column(Integer)
-    kind: Mapped[str] = mapped_column(String(20))  # pin | unpin | restore | pin_refused | auto_restore
+    kind: Mapped[str] = mapped_column(String(20))  # pin | unpin | restore | pin_refused | auto_restore | feedback | answer
     detail: Mapped[str] = mapped_column(String(500), default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 

@@ -105,6 +105,7 @@ class FakeLLM:
         *,
         max_tokens: int = 512,
         temperature: float = 0.7,
+        info: dict | None = None,
     ) -> Iterator[str]:
         # Record and pick the reply eagerly, like the real client opening its request, so an
         # error "before the stream" is raised by the call, not by the first next().
@@ -113,10 +114,16 @@ class FakeLLM:
         reply = self._next(msgs)
         if isinstance(reply, BaseException):
             raise reply
+        if info is not None:
+            info["finish_reason"] = "length" if isinstance(reply, _Cut) else "stop"
         return self._deltas(reply)
 
-    def _deltas(self, reply: str | _PartialThenError) -> Iterator[str]:
-        text = reply.text if isinstance(reply, _PartialThenError) else reply
+    def enqueue_cut(self, text: str) -> FakeLLM:
+        """A streamed answer that ends because it reached ``max_tokens`` (finish reason "length")."""
+        return self.enqueue(_Cut(text))
+
+    def _deltas(self, reply: str | _PartialThenError | _Cut) -> Iterator[str]:
+        text = reply.text if isinstance(reply, (_PartialThenError, _Cut)) else reply
         step = max(1, self.chunk_size)
         for i in range(0, len(text), step):
             yield text[i : i + step]
@@ -125,6 +132,11 @@ class FakeLLM:
 
     def describe(self) -> str:
         return f"{self.model} (scripted fake)"
+
+
+@dataclass(frozen=True)
+class _Cut:
+    text: str
 
 
 @dataclass(frozen=True)

@@ -73,8 +73,8 @@ def test_send_a_message_see_the_streamed_answer_and_its_citations(svc):
     svc.llm.enqueue('{"turns": [1]}', "Your cat is Miso.")
     send(at, "What is my cat called?")
     said = [(m.name, m.markdown[0].value) for m in at.chat_message]
-    assert said == [("user", md_text("My cat is called Miso.")), ("assistant", "OK\\."),
-                    ("user", md_text("What is my cat called?")), ("assistant", md_text("Your cat is Miso."))]
+    assert said == [("user", md_text("My cat is called Miso.")), ("assistant", "OK."),
+                    ("user", md_text("What is my cat called?")), ("assistant", "Your cat is Miso.")]
     cited = [e for e in at.expander if e.label.startswith("Cited")]
     assert [e.label for e in cited] == ["Cited #1"]
     assert md_text("My cat is called Miso.") in [m.value for m in cited[0].markdown]
@@ -83,13 +83,21 @@ def test_send_a_message_see_the_streamed_answer_and_its_citations(svc):
     assert rows(svc, Conversation)[0].title == "My cat is called Miso."
 
 
-def test_user_and_model_text_is_shown_as_text_never_as_markup(svc):
+def test_user_text_is_literal_and_the_models_markdown_is_rendered_safely(svc):
     at = app()
-    svc.llm.enqueue("<b>bold</b> :red[alarm] $x$")  # first message: nothing to cite, no retrieval call
+    # first message: nothing to cite, no retrieval call
+    svc.llm.enqueue("**Products**\n\n<b>bold</b> :red[alarm] $x$ [click](javascript:alert(1)) "
+                    "[docs](https://example.org) ![pic](http://example.org/x.png)\n```\n<kept>\n```")
     send(at, "**hi** <script>alert(1)</script> [x](javascript:alert(1))")
     user, answer = at.chat_message[0].markdown[0].value, at.chat_message[1].markdown[0].value
     assert "\\*\\*hi\\*\\*" in user and "\\<script\\>" in user and "\\[x\\]\\(javascript\\:" in user
-    assert answer == "\\<b\\>bold\\</b\\> \\:red\\[alarm\\] \\$x\\$"
+    assert answer.startswith("**Products**\n\n")  # Markdown kept
+    assert "\\<b>bold\\</b>" in answer  # HTML shown as text
+    assert "\\:red[alarm] \\$x\\$" in answer  # no Streamlit directives, no LaTeX
+    assert "javascript" not in answer and " click " in answer  # the unsafe link is its text alone
+    assert "[docs](https://example.org)" in answer
+    assert "\\[image\\: pic\\]" in answer and "example.org/x.png" not in answer  # no image is loaded
+    assert "```\n<kept>\n```" in answer  # code stays code
 
 
 def test_feedback_is_stored_for_the_answer(svc):
@@ -114,7 +122,7 @@ def test_a_model_error_keeps_the_message_and_retry_answers_it(svc):
     assert not at.exception
     assert [t.content for t in rows(svc, Turn)] == ["Are you there?", "Yes, I am here."]
     assert not at.error
-    assert at.chat_message[-1].markdown[0].value == md_text("Yes, I am here.")
+    assert at.chat_message[-1].markdown[0].value == "Yes, I am here."
 
 
 def test_an_exchange_that_evicts_says_so_under_the_answer(svc):
@@ -145,7 +153,7 @@ def test_new_rename_and_delete_with_confirmation(svc):
     [b for b in at.button if b.label == "New conversation"][0].click().run()
     second = at.session_state["conv_id"]
     assert second != first and len(svc.store.conversations()) == 2
-    at.text_input(key="rename_to").set_value("Holiday plans")
+    [t for t in at.text_input if t.label == "Title"][0].set_value("Holiday plans")
     [b for b in at.button if b.label == "Rename"][0].click().run()
     assert svc.store.conversation(second).title == "Holiday plans"
     at.button(key="delete_ask").click().run()
@@ -162,7 +170,8 @@ def test_import_a_bad_file_shows_the_line_and_stores_nothing(svc):
     bad = b'{"lagmem": 1, "title": "x"}\n{"role": "user", "content": "hi"}\n{"role": "user"}\n'
     at.file_uploader[0].set_value(("broken.jsonl", bad, "application/jsonl")).run()
     assert not at.exception
-    assert any("line 3" in e.value and "Nothing was stored" in e.value for e in at.error)
+    # a toast: seen wherever the chat is scrolled to
+    assert any("line 3" in t.value and "Nothing was stored" in t.value for t in at.toast)
     assert len(svc.store.conversations()) == before
 
 

@@ -157,6 +157,16 @@ def test_stream_yields_deltas(fake_openai):
     assert body["stream"] is True and body["max_tokens"] == 33 and body["temperature"] == 0.7
 
 
+def test_stream_reports_its_finish_reason(fake_openai):
+    fake_openai.enqueue(Text("Cut off mid", finish_reason="length"), Text("Whole."))
+    client = client_for(fake_openai)
+    info: dict = {}
+    assert "".join(client.stream(MESSAGES, max_tokens=3, info=info)) == "Cut off mid"
+    assert info == {"finish_reason": "length"}
+    info = {}
+    assert "".join(client.stream(MESSAGES, info=info)) == "Whole." and info == {"finish_reason": "stop"}
+
+
 def test_stream_closed_early_leaves_client_usable(fake_openai):
     fake_openai.enqueue(Text("a" * 300, chunk_size=1), Text("next"))
     client = client_for(fake_openai)

@@ -4,6 +4,9 @@
 imports no streamlit. The Streamlit pieces both pages share: ``loading`` (the store at once, the
 ChatService built in the background), ``signin`` (who is signed in; the page guard), ``text`` (user
 and model text shown literally), ``actions`` (pin, unpin, restore, feedback callbacks and their
-messages), ``sidebar`` (the conversation picker, import and export, the model caption) and
-``settings`` (a conversation's memory settings form).
+messages), ``sidebar`` (the conversation picker, import and export, the model caption),
+``settings`` (a conversation's memory settings form), ``notices`` (toasts), ``onboarding`` (the
+first-run explanation) and ``over_budget`` (what holds the memory over budget). For the chat:
+``chat_view`` draws the messages, ``answering`` runs answers in worker threads (nothing the page
+does can cut one off), ``markdown`` makes the model's Markdown safe to render.
 """

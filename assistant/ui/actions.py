@@ -2,7 +2,8 @@
 
 Each is an ``on_click``/``on_change`` callback that stores the change at once, so the rerun that
 follows already reads the new state from the database: both pages always show what is stored. What
-happened (and which turns a pin or restore pushed out) is told on the next run with :func:`flash`.
+happened (and which turns a pin or restore pushed out) is told on the next run as a toast
+(``notices.flash``).
 """
 
 from __future__ import annotations
@@ -10,16 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ..store import MemoryStore
-
-
-def flash(message: str, kind: str = "info") -> None:
-    """A message for the next run (set by callbacks, shown by ``show_flash``)."""
-    st.session_state.setdefault("flash", []).append((kind, message))
-
-
-def show_flash() -> None:
-    for kind, message in st.session_state.pop("flash", []):
-        getattr(st, kind)(message)
+from .notices import flash
 
 
 def evicted_note(records) -> str:

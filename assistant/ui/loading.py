@@ -78,7 +78,7 @@ def service() -> ChatService:
     return _loading(default_url()).get()
 
 
-def service_if_ready() -> ChatService | None:
-    """The ChatService if it has loaded, else None (for captions that must not wait)."""
-    loading = _loading(default_url())
-    return loading.service if loading.ready.is_set() else None
+def progress() -> _Loading:
+    """The background load for the configured database, without waiting: ``ready`` (an Event),
+    then ``service`` or ``error`` (for captions that must not wait)."""
+    return _loading(default_url())

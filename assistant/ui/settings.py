@@ -13,7 +13,8 @@ from memory.policies import POLICIES
 from memory.types import MemorySettings
 
 from ..store import MemoryStore
-from .actions import evicted_note, flash
+from .actions import evicted_note
+from .notices import flash
 from .views import policy_description
 
 
@@ -26,8 +27,10 @@ def settings_panel(store: MemoryStore, conv_id: int) -> None:
             lag = st.number_input("Lag (steps)", min_value=0, max_value=1000, value=int(conv.lag),
                                   help="How many steps a new turn is protected from eviction while evidence about it accrues.")
             names = list(POLICIES)
+            # names only in the box (a description there is cut off); the descriptions in the help
             policy = st.selectbox("Policy", names, index=names.index(conv.policy) if conv.policy in names else 0,
-                                  format_func=lambda n: f"{n} — {policy_description(n)}")
+                                  help="\n".join(f"* **{n}**: {policy_description(n)}" for n in names))
+            st.caption(f"{conv.policy}: {policy_description(conv.policy)}")
             second_chance = st.checkbox(
                 "Second chance (auto-restore)", value=bool(conv.auto_restore),
                 help="When a question is closer to a forgotten turn than to anything in memory, bring "

@@ -18,8 +18,8 @@ from .. import runtime
 from ..replay import export_transcript, replay, settings_from
 from ..service import ChatService
 from ..store import MemoryStore
-from .actions import flash
 from . import loading
+from .notices import flash
 from .signin import current_owner
 from .text import md_text
 from .views import shorten
@@ -58,8 +58,8 @@ def _picked() -> None:
     st.session_state.pop("confirm_delete", None)
 
 
-def _rename(store: MemoryStore, conv_id: int) -> None:
-    title = (st.session_state.get("rename_to") or "").strip()
+def _rename(store: MemoryStore, conv_id: int, key: str) -> None:
+    title = (st.session_state.get(key) or "").strip()
     if title:
         store.rename(conv_id, title[:200])
         flash(f"Renamed to “{md_text(title[:200])}”.", "success")
@@ -76,7 +76,7 @@ def import_text(svc: ChatService, text: str, name: str, target: MemoryStore | No
     """Import a saved conversation: it lands whole or not at all. Returns (id or None, message)."""
     try:
         transcript = T.parse(text)
-        settings = settings_from(transcript.header)
+        settings = settings_from(transcript.header, defaults=svc.store.default_settings)
     except T.TranscriptError as exc:
         return None, f"“{name}” was not imported: line {exc.line}: {exc.reason}. Nothing was stored."
     except ValueError as exc:
@@ -135,8 +135,11 @@ def conversation_sidebar(store: MemoryStore) -> int:
         st.selectbox("Conversation", ids, key="conv_pick", on_change=_picked,
                      format_func=lambda i: labels.get(i, f"#{i}"))
         with st.expander("Rename, delete, export, import"):
-            st.text_input("Title", value=titles[conv_id], key="rename_to", max_chars=200)
-            st.button("Rename", on_click=_rename, args=(store, conv_id))
+            # keyed by the conversation and its stored title: the box always starts from the
+            # selected conversation's title (after a switch, a new conversation, a delete, a rename)
+            title_key = f"rename_to-{conv_id}-{titles[conv_id]}"
+            st.text_input("Title", value=titles[conv_id], key=title_key, max_chars=200)
+            st.button("Rename", on_click=_rename, args=(store, conv_id, title_key))
             st.download_button("Export (saved-conversation file)", export_transcript(store, conv_id),
                                file_name=f"lagmem-{conv_id}.jsonl", mime="application/jsonl",
                                icon=":material/download:")
@@ -153,11 +156,22 @@ def conversation_sidebar(store: MemoryStore) -> int:
     return conv_id
 
 
+def _model_note() -> None:
+    progress = loading.progress()
+    if not progress.ready.is_set():
+        st.caption("Loading the models…")
+    elif progress.service is None:
+        st.caption(f"The models did not load ({md_text(str(progress.error))}). Sending a message tries again.")
+    else:
+        st.caption(runtime.model_note(progress.service))
+
+
 def model_panel() -> None:
     """Which model answers (once loaded), how to connect a stronger one, and who is signed in."""
-    svc = loading.service_if_ready()
     with st.sidebar:
-        st.caption(runtime.model_note(svc) if svc else "Loading the models…")
+        # while loading, a fragment polls until the models are ready, so "Loading the models…"
+        # is replaced as soon as it stops being true, not at the next click
+        st.fragment(run_every=None if loading.progress().ready.is_set() else 1.0)(_model_note)()
         with st.expander("Connect a stronger model"):
             st.markdown(STRONGER_MODEL_HELP)
         owner = current_owner()

@@ -1,14 +1,12 @@
-"""User and model text on a page, shown literally: Markdown escaping that survives streaming.
+"""User and model text on a page, shown literally: Markdown escaping.
 
 Whatever a person or the model writes is data, never markup: a ``#`` must not become a heading, a
-``$`` must not start LaTeX, ``:material/x:`` must not become an icon. Escaping is per character, so
-a stream can be escaped chunk by chunk wherever the chunks split.
+``$`` must not start LaTeX, ``:material/x:`` must not become an icon.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
 
 import streamlit as st
 
@@ -20,12 +18,6 @@ def md_text(text: str) -> str:
     directive, LaTeX, HTML-entity) character is escaped, and line breaks are kept."""
     escaped = _MD_SPECIAL.sub(r"\\\1", text)
     return escaped.replace("\r\n", "\n").replace("\n", "  \n")
-
-
-def md_stream(deltas: Iterable[str]) -> Iterator[str]:
-    """Escape a stream chunk by chunk (escaping is per character, so chunks can split anywhere)."""
-    for d in deltas:
-        yield md_text(d)
 
 
 def show_text(text: str) -> None:

@@ -104,11 +104,6 @@ def eviction_line(evicted: list[int]) -> str:
     return f"{n} turn{'s' if n != 1 else ''} left memory ({which}) — see the Memory inspector."
 
 
-def pending_user_turn(view: MemoryView):
-    """The last turn, when it is a user message without an answer (a failed exchange)."""
-    return view.turns[-1] if view.turns and view.turns[-1].role == "user" else None
-
-
 # ----- the inspector ------------------------------------------------------------------------
 
 
@@ -141,6 +136,7 @@ def turn_table(view: MemoryView) -> pd.DataFrame:
     numbers = [t.seq for t in view.turns]
     importance = layer.importance(numbers) if numbers else {}
     rank = {t.number: i + 1 for i, (t, _) in enumerate(layer.ranking())}
+    at_eviction = {r.turn: r.importance for r in view.evictions}  # the last eviction of each turn
     rows = []
     for t in view.turns:
         st = layer.turn(t.seq)
@@ -155,10 +151,11 @@ def turn_table(view: MemoryView) -> pd.DataFrame:
             "citations": counts.get(t.seq, 0),
             "last cited": f"step {last[t.seq]}" if t.seq in last else "",
             "importance": round(float(importance.get(t.seq, 0.0)), 4),
+            "at eviction": round(float(at_eviction[t.seq]), 4) if t.seq in at_eviction else None,
             "rank": str(rank[t.seq]) if t.seq in rank else "",
         })
     df = pd.DataFrame(rows, columns=["turn", "role", "text", "tokens", "state", "protected", "pinned",
-                                     "citations", "last cited", "importance", "rank"])
+                                     "citations", "last cited", "importance", "at eviction", "rank"])
     return df.set_index("turn")
 
 
@@ -185,13 +182,13 @@ def eviction_history(view: MemoryView) -> pd.DataFrame:
         "step": r.step,
         "turn": r.turn,
         "role": by[r.turn].role if r.turn in by else "",
-        "importance": round(r.importance, 4),
+        "importance at eviction": round(r.importance, 4),
         "runners-up": runners_text(r),
         "tokens": f"{r.tokens_before} → {r.tokens_after} / {r.budget}",
         "policy": r.policy,
         "reason": r.reason,
     } for r in reversed(view.evictions)]
-    return pd.DataFrame(rows, columns=["step", "turn", "role", "importance", "runners-up", "tokens", "policy", "reason"])
+    return pd.DataFrame(rows, columns=["step", "turn", "role", "importance at eviction", "runners-up", "tokens", "policy", "reason"])
 
 
 def why_forgotten(view: MemoryView, number: int) -> str:
@@ -217,7 +214,9 @@ def why_forgotten(view: MemoryView, number: int) -> str:
         evidence = f"It had been cited {len(cited_before)} time{'s' if len(cited_before) != 1 else ''}, last at step {max(c.step for c in cited_before)}."
     else:
         evidence = "No answer had ever cited it."
-    lines.append(f"{how} {evidence} Among the turns that could be evicted it scored lowest, {r.importance:.3g}.")
+    lines.append(f"{how} {evidence} Among the turns that could be evicted it scored lowest, {r.importance:.3g} "
+                 f"(its importance at that eviction; measured now it is "
+                 f"{float(view.layer.importance([number]).get(number, 0.0)):.3g}).")
     if r.runners_up:
         lines.append("Next in line were " + runners_text(r) + "; they stayed.")
     lines.append("Turns still inside their lag window (new turns, protected while evidence about them accrues) "
