@@ -81,6 +81,25 @@ def test_a_failed_model_call_keeps_the_users_turn_and_retry_answers_it(store, ll
     assert svc.answer_pending(conv) is None
 
 
+def test_the_store_names_which_user_turn_is_still_waiting_for_an_answer(store, llm, counter):
+    svc = make_service(store, llm, counter)
+    conv = store.create("t")
+    svc.ask(conv, "first question")  # turns 1 (user) and 2 (assistant)
+    llm.enqueue(ServerUnreachable())
+    with pytest.raises(ServerUnreachable):
+        svc.ask(conv, "second question")  # turn 3, no answer
+    assert store.pending_user_turn(conv, turn=1) is None  # answered by turn 2
+    assert store.pending_user_turn(conv, turn=2) is None  # an answer, not a question
+    assert store.pending_user_turn(conv, turn=0) is None  # no such turn (turn 1 after it is no stand-in)
+    assert store.pending_user_turn(conv, turn=9) is None
+    q, last = store.pending_user_turn(conv, turn=3)
+    assert (q.seq, q.role, q.content, last) == (3, "user", "second question", True)
+    q, last = store.pending_user_turn(conv)
+    assert (q.seq, last) == (3, True)
+    svc.answer_pending(conv, turn=3).run()
+    assert store.pending_user_turn(conv) is None and store.pending_user_turn(conv, turn=3) is None
+
+
 def test_an_answer_cut_off_mid_stream_is_not_stored(store, llm, counter, engine):
     svc = make_service(store, llm, counter)
     conv = store.create("t")
