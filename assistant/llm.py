@@ -275,9 +275,9 @@ class LLMClient:
         info: dict | None = None,
     ) -> Iterator[str]:
         """Text deltas as they arrive; ``info``, when given, receives the stream's
-        ``finish_reason`` (``"length"``: cut at ``max_tokens``) once it ends. The request is sent by this call (so an unreachable
-        server or a rejected prompt raises here, before any text); errors mid-stream raise the
-        mapped error from the iterator. A consumer that stops early closes the HTTP response.
+        ``finish_reason`` (``"length"``: cut at ``max_tokens``) once it ends. The request is sent
+        by this call (so an unreachable server or a rejected prompt raises here, before any text);
+        errors mid-stream raise the mapped error from the iterator. A consumer that stops early closes the HTTP response.
         ``temperature`` defaults to the backend's answer temperature (``ANSWER_TEMPERATURE``)."""
         if temperature is None:
             temperature = ANSWER_TEMPERATURE.get(self.backend, DEFAULT_ANSWER_TEMPERATURE)

@@ -6,8 +6,8 @@ the real client -- ``model``, ``backend``, ``structured``, ``complete()``, ``str
 answers from a queue, like llm's ``MockModel.enqueue()``. Each call is appended to ``history``
 so tests can assert what was asked (the prompt, the response_format, the grammar).
 
-It is selected with ``LAGMEM_LLM=fake`` through :func:`assistant.llm.make_llm`, or passed to
-``make_llm`` directly. It never touches the network. It is *not* a test of the client code path;
+Tests inject it with ``runtime.get_service(url, llm=FakeLLM(), ...)`` (or pass it to
+:func:`assistant.llm.make_llm`). It never touches the network. It is *not* a test of the client code path;
 ``tests/fake_openai.py`` (a real local HTTP server) is.
 """
 
