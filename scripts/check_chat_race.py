@@ -40,6 +40,7 @@ def main() -> int:
     ap.add_argument("--keep", help="data directory to use and keep (default: a temporary one)")
     args = ap.parse_args()
     data = Path(args.keep or tempfile.mkdtemp(prefix="lagmem-race-"))
+    data.mkdir(parents=True, exist_ok=True)  # --keep may name a directory that does not exist yet
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LAGMEM_LLM", "LAGMEM_DATABASE_URL")}
     env.update(LAGMEM_DATA_DIR=str(data), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
