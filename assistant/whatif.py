@@ -123,40 +123,40 @@ def from_transcript(t: T.Transcript, counter: TokenCounter, settings: MemorySett
     return Recording(settings, tuple(t.items), tokens, {}, t.header.get("title", ""), getattr(counter, "name", ""))
 
 
-def from_view(view) -> Recording:
-    """A stored conversation (an ``assistant.ui.views.MemoryView``: one consistent read) as a
-    recording: turns with their stored tokens, citations at their steps, feedback, pins, unpins,
-    restores (the second chance's too) in stored order, and the miss log."""
-    layer = view.layer
+def from_history(layer: MemoryLayer, events: Iterable, misses: Iterable, title: str = "") -> Recording:
+    """A stored conversation as a recording: its turns with their stored tokens, citations at
+    their steps, feedback, pins, unpins, restores (the second chance's too) in stored order, and
+    the miss log. ``layer`` is its memory rebuilt from the database; ``events`` and ``misses``
+    its event and miss rows (``kind, turn, step, detail`` and ``turn, step``)."""
     turns = sorted(layer.turns(), key=lambda t: t.number)
     cites: dict[int, list[tuple[int, float]]] = defaultdict(list)
     for c in sorted(layer.citations(), key=lambda c: c.step):
         cites[c.step].append((c.turn, c.weight))
-    events: dict[int, list[T.EventLine]] = defaultdict(list)
-    for e in view.events:
+    by_step: dict[int, list[T.EventLine]] = defaultdict(list)
+    for e in events:
         kind = "restore" if e.kind == "auto_restore" else e.kind
         if kind not in T.EVENTS:
             continue  # a refused pin changed nothing
         value = float(e.detail) if kind == "feedback" else None
-        events[e.step].append(T.EventLine(kind, e.turn, value))
-    misses: dict[int, list[int]] = defaultdict(list)
-    for m in view.misses:
-        if m.turn not in misses[m.step]:
-            misses[m.step].append(m.turn)
+        by_step[e.step].append(T.EventLine(kind, e.turn, value))
+    wanted: dict[int, list[int]] = defaultdict(list)
+    for m in misses:
+        if m.turn not in wanted[m.step]:
+            wanted[m.step].append(m.turn)
     items: list = []
     for t in turns:
         items.append(T.TurnLine(t.number, t.role, "", tuple(cites.get(t.number, ()))))
-        items.extend(events.get(t.number, ()))
-    conv = view.conv
+        items.extend(by_step.get(t.number, ()))
     return Recording(layer.settings, tuple(items), {t.number: t.tokens for t in turns},
-                     {s: tuple(ns) for s, ns in misses.items()}, conv.title, "")
+                     {s: tuple(ns) for s, ns in wanted.items()}, title, "")
 
 
 def load(store, conv_id: int, owner: str | None = None) -> Recording:
-    """Read a stored conversation through the store (read-only) as a recording."""
-    from .ui.views import load_view
+    """Read a stored conversation through the store (read-only, one moment) as a recording."""
+    from .store import owner_of
 
-    return from_view(load_view(store, conv_id, owner))
+    layer, events, misses = store.history(conv_id, owner or owner_of(store))
+    return from_history(layer, events, misses)
 
 
 # ----- running ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from assistant.ui import views as V
+from assistant.ui import whatif_panel
 from assistant.ui import widgets as W
 
 REFRESH_SECONDS = 2.0
@@ -189,3 +190,4 @@ def inspector() -> None:
 
 
 st.fragment(run_every=REFRESH_SECONDS if live else None)(inspector)()
+whatif_panel.draw(store, conv_id)
