@@ -165,26 +165,26 @@ def draw(store, conv_id: int) -> None:
         st.caption(f"At step {now.step} the what-if would hold exactly the turns in memory now.")
     else:
         st.markdown(f"**Where they differ at step {now.step}** ({len(diff)} turns)")
-        st.dataframe(diff, hide_index=True, width="stretch", key=f"whatif-diff-{conv_id}")
+        st.dataframe(diff, hide_index=True, width="stretch")
     left, right = st.columns(2)
     with left:
         st.markdown(f"**What-if evictions** ({len(result.evictions):,}, newest first)")
         ev = pd.DataFrame([{"step": r.step, "turn": r.turn, "importance": round(r.importance, 4)} for r in reversed(result.evictions)],
                           columns=["step", "turn", "importance"])
-        st.dataframe(ev, hide_index=True, width="stretch", height=220, key=f"whatif-evictions-{conv_id}")
+        st.dataframe(ev, hide_index=True, width="stretch", height=220)
     with right:
         st.markdown(f"**What-if misses** ({len(result.misses):,})")
         if result.misses:
             ms = pd.DataFrame([{"step": x.step, "turn": x.turn, "evicted at": x.evicted_at, "wanted by": x.source}
                                for x in result.misses], columns=["step", "turn", "evicted at", "wanted by"])
-            st.dataframe(ms, hide_index=True, width="stretch", height=220, key=f"whatif-misses-{conv_id}")
+            st.dataframe(ms, hide_index=True, width="stretch", height=220)
         else:
             st.caption("None: every turn a question wanted was in memory under these settings.")
 
     st.markdown(f"**Every policy at {int(budget):,} tokens, lag {int(lag)}, low watermark {float(low):g}**")
     rows = _compare(conv_id, conv.version, rec, settings)
     frame = compare_frame(rows)
-    st.dataframe(frame.style.apply(_highlight, axis=1), hide_index=True, width="stretch", key=f"whatif-compare-{conv_id}")
+    st.dataframe(frame.style.apply(_highlight, axis=1), hide_index=True, width="stretch")
     best = ", ".join(r["policy"] for r in rows if r["best"])
     st.caption(f"★ Best for this conversation: **{best}** (fewest misses, then the most wanted turns kept). {HINDSIGHT}")
 
