@@ -189,10 +189,13 @@ def dumps_snapshot(data: dict) -> str:
     lines = ["{"]
     lines += [f"  {json.dumps(k)}: {json.dumps(v, ensure_ascii=False, sort_keys=True)}," for k, v in head.items()]
     for key in ("steps", "misses"):
-        rows = data[key]
+        rows, end = data[key], "," if key == "steps" else ""
+        if not rows:
+            lines.append(f'  "{key}": []{end}')
+            continue
         lines.append(f'  "{key}": [')
-        lines += [f"    {json.dumps(r, sort_keys=True)}{',' if i < len(rows) - 1 else ''}" for i, r in enumerate(rows)]
-        lines.append("  ]," if key == "steps" else "  ]")
+        lines += [f"    {json.dumps(r, ensure_ascii=False)}{',' if i < len(rows) - 1 else ''}" for i, r in enumerate(rows)]
+        lines.append(f"  ]{end}")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
