@@ -51,12 +51,13 @@ def lagmem_replay(request: pytest.FixtureRequest):
             if update:
                 testing.write_snapshot(memory, name)
             else:
+                problem = None
                 try:
                     testing.check_snapshot(memory, name)
-                except FileNotFoundError as exc:
-                    pytest.fail(str(exc), pytrace=False)
-                except testing.SnapshotMismatch as exc:
-                    pytest.fail(str(exc), pytrace=False)
+                except (FileNotFoundError, testing.SnapshotMismatch) as exc:
+                    problem = str(exc)
+                if problem:  # failed outside the except block: the diff is shown once, without a traceback
+                    pytest.fail(problem, pytrace=False)
         return memory
 
     return _replay
