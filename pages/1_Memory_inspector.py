@@ -117,6 +117,8 @@ def inspector() -> None:
     st.title("Memory inspector", anchor=False)
     st.caption(f"**{W.md_text(conv.title)}** · policy **{conv.policy}** ({V.policy_description(conv.policy)}) · "
                f"lag {view.layer.lag} steps · step {conv.step}")
+    if (svc := W.service_if_ready()) is not None:  # which tokenizer the budget is counted in
+        st.caption(f"Token counts: {svc.counter.describe()}.")
     W.show_flash()
 
     b = V.budget_summary(view)

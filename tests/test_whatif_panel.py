@@ -80,3 +80,16 @@ def test_apply_these_settings_stores_them_with_eviction_records(conv):
     snap = svc.store.layer(conv_id).snapshot()
     assert snap.used_tokens <= 500 and len(snap.evicted) > before
     assert any("Applied: policy lru, budget 500" in s.value for s in at.success)
+
+
+def test_the_inspector_says_how_tokens_are_counted(conv):
+    svc, conv_id = conv
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page(INSPECTOR).run()
+    for _ in range(5):  # the page's service loads in a background thread: a rerun or two
+        notes = [c.value for c in at.caption if c.value.startswith("Token counts:")]
+        if notes:
+            break
+        at.run()
+    assert notes == [f"Token counts: {svc.counter.describe()}."]
+    assert "estimated" in notes[0]  # the scripted fake has no tokenizer of its own
