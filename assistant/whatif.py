@@ -37,7 +37,7 @@ class Recording:
 
     ``items`` are the saved format's lines (``TurnLine`` with its citations, ``EventLine``);
     ``tokens`` the stored cost of each turn; ``logged_misses`` the turns the miss log says a
-    question at that step wanted (stored conversations only)."""
+    question at that step wanted and ``now`` the memory as stored (stored conversations only)."""
 
     settings: MemorySettings
     items: tuple
@@ -45,6 +45,7 @@ class Recording:
     logged_misses: dict[int, tuple[int, ...]] = field(default_factory=dict)
     title: str = ""
     tokens_name: str = ""
+    now: Snapshot | None = None  # a stored conversation's memory when it was read
 
     @property
     def steps(self) -> int:
@@ -148,7 +149,7 @@ def from_history(layer: MemoryLayer, events: Iterable, misses: Iterable, title: 
         items.append(T.TurnLine(t.number, t.role, "", tuple(cites.get(t.number, ()))))
         items.extend(by_step.get(t.number, ()))
     return Recording(layer.settings, tuple(items), {t.number: t.tokens for t in turns},
-                     {s: tuple(ns) for s, ns in wanted.items()}, title, "")
+                     {s: tuple(ns) for s, ns in wanted.items()}, title, "", layer.snapshot())
 
 
 def load(store, conv_id: int, owner: str | None = None) -> Recording:

@@ -42,10 +42,10 @@ def _describe(result, now=None, out=sys.stdout) -> None:
     print(f"what if: policy {s['policy']}, budget {s['budget']} tokens, lag {s['lag']}, "
           f"low watermark {s['low_watermark']:g}", file=out)
     if now is not None:
-        kept, gone = set(result.final.active), set(now.active)
+        there, here = set(result.final.active), set(now.active)
         print(f"in memory now:  {len(now.active)} turns, {now.used_tokens} tokens", file=out)
         print(f"what if:        {s['turns_kept']} turns, {s['tokens_kept']} tokens"
-              f"  (+{len(kept - gone)} not in memory now, -{len(gone - kept)} that are)", file=out)
+              f"  (+{len(there - here)} not in memory now, -{len(here - there)} that are)", file=out)
     evs = ", ".join(f"T{r.turn}@{r.step}" for r in result.evictions[-12:])
     more = f" (last 12 of {len(result.evictions)})" if len(result.evictions) > 12 else ""
     print(f"evictions (turn@step){more}: {evs or 'none'}", file=out)
@@ -63,7 +63,6 @@ def cmd_whatif(args) -> int:
     store = get_store(args.db)
     try:
         rec = W.load(store, args.conversation, owner=args.user)
-        now = store.layer(args.conversation, owner=args.user).snapshot()
     except LookupError as exc:  # the store's NotFound: no such conversation (or not this user's)
         raise SystemExit(f"lagmem: {exc}")
     try:
@@ -71,7 +70,7 @@ def cmd_whatif(args) -> int:
                                   low_watermark=args.low_watermark)
     except ValueError as exc:
         raise SystemExit(f"lagmem: {exc}")
-    result = W.run(rec, settings)
+    result, now = W.run(rec, settings), rec.now
     rows = W.comparison_rows(W.compare(rec, settings, args.compare)) if args.compare else None
     if args.json:
         data = {"conversation": args.conversation, "now": {"active": list(now.active), "used_tokens": now.used_tokens},

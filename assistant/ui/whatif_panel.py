@@ -38,9 +38,11 @@ def _recorded(store, conv_id: int, version: int) -> dict:
     if key not in cache:
         for k in [k for k in cache if k[0] == "rec" and k[1] == conv_id]:
             del cache[k]
-        view = V.load_view(store, conv_id)
-        points, _ = V.memory_timeline(view)
-        cache[key] = {"rec": W.load(store, conv_id), "points": points, "now": view.layer.snapshot(),
+        with st.spinner("Reading the conversation…"):
+            view = V.load_view(store, conv_id)
+            points, _ = V.memory_timeline(view)
+            rec = W.load(store, conv_id)
+        cache[key] = {"rec": rec, "points": points, "now": rec.now,
                       "tokens": {t.seq: t.tokens for t in view.turns}, "roles": {t.seq: t.role for t in view.turns}}
     return cache[key]
 
