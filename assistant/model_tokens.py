@@ -9,8 +9,11 @@ A budget should mean what the model will actually receive, so turns are counted 
   llama-cpp-python's ``POST /extras/tokenize/count``): that server, exact for the model it serves;
 * anything else: tiktoken's cl100k_base, labelled an estimate (``describe()`` says which).
 
-The server is asked once, when the counter is chosen; a server that does not answer there (or
-answers something else) gets the labelled estimate, never a guess presented as exact.
+``exact_counter`` gives the model's own counter (the first and third cases) or None; the caller
+then counts with tiktoken (``assistant.tokens``: exact for OpenAI models, else the estimate). This
+module imports neither, so the tiktoken side can call it. A compatible server is asked once, when
+the counter is chosen; one that does not answer there (or answers something else) gets the
+labelled estimate, never a guess presented as exact.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ import json
 import urllib.error
 import urllib.request
 
-from memory.tokens import TokenCounter
+from collections.abc import Callable
 
-from .tokens import make_token_counter
+from memory.tokens import TokenCounter
 
 PROBE_TIMEOUT = 2.0
 
@@ -94,17 +97,17 @@ class CachedCounter:
         return self.counter.describe()
 
 
-def counter_for(llm) -> TokenCounter:
-    """The best counter for the client ``llm`` (an ``assistant.llm.LLMClient`` or a fake)."""
+def exact_counter(llm, local_counter: Callable[[], TokenCounter]) -> TokenCounter | None:
+    """The model's own tokenizer for the client ``llm`` when one is at hand, else None (then the
+    caller counts with tiktoken: exact for OpenAI models, a labelled estimate otherwise).
+
+    ``local_counter`` builds the embedded model's counter (asked only for the ``local`` backend);
+    a compatible server is asked once whether it tokenizes."""
     backend = getattr(llm, "backend", "")
     if backend == "local":
-        from .local_model import LocalTokenCounter
-
-        return CachedCounter(LocalTokenCounter())
-    model = getattr(llm, "model", None)
-    tiktoken_counter = make_token_counter(model)
-    if tiktoken_counter.exact or backend != "compatible":
-        return tiktoken_counter
+        return CachedCounter(local_counter())
     base_url = getattr(getattr(llm, "config", None), "base_url", None)
-    server = probe_server(base_url, model) if base_url else None
-    return CachedCounter(server) if server else tiktoken_counter
+    if backend == "compatible" and base_url:
+        server = probe_server(base_url, getattr(llm, "model", None) or "")
+        return CachedCounter(server) if server else None
+    return None

@@ -15,7 +15,9 @@ from storage.db import default_url, make_engine
 
 from .config import env
 from .llm import make_llm
-from .model_tokens import counter_for
+from .local_model import LocalTokenCounter
+from .model_tokens import exact_counter
+from .tokens import make_token_counter
 from .service import ChatService
 from .store import MemoryStore
 
@@ -51,7 +53,8 @@ def get_service(url: str | None = None, *, llm=None, embedder=None) -> ChatServi
     if getattr(client, "backend", "") == "local":
         # the embedded 135M model reads prompts slowly on a CPU: a smaller memory answers faster
         store.default_settings = MemorySettings(budget=LOCAL_DEFAULT_BUDGET)
-    svc = ChatService(store, client, embedder or make_embedder(), counter_for(client))
+    counter = exact_counter(client, LocalTokenCounter) or make_token_counter(client.model)
+    svc = ChatService(store, client, embedder or make_embedder(), counter)
     with _lock:
         _services[url] = svc
     return svc

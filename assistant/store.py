@@ -243,7 +243,7 @@ class MemoryStore:
             conv = repo.get_conversation(s, conv_id, owner=owner)
             return load_layer(s, conv)
 
-    def history(self, conv_id: int, owner: str | None = None) -> tuple[MemoryLayer, list, list]:
+    def history(self, conv_id: int, *, owner: str | None = None) -> tuple[MemoryLayer, list, list]:
         """The memory state, the stored events (pins, restores, feedback) and the miss log, read at
         one moment without the turns' text: what a what-if replay needs (``assistant.whatif``)."""
         with Session(self.reader, expire_on_commit=False) as s:

@@ -154,9 +154,8 @@ def from_history(layer: MemoryLayer, events: Iterable, misses: Iterable, title: 
 
 def load(store, conv_id: int, owner: str | None = None) -> Recording:
     """Read a stored conversation through the store (read-only, one moment) as a recording."""
-    from .store import owner_of
-
-    layer, events, misses = store.history(conv_id, owner or owner_of(store))
+    owner = owner or getattr(store, "owner", None)  # a signed-in user's store reads only their own
+    layer, events, misses = store.history(conv_id, owner=owner)
     return from_history(layer, events, misses)
 
 
@@ -213,7 +212,7 @@ def run(
                 for n in dict.fromkeys(n for n, _ in item.cites):
                     want(n, "citation", t.number)
                 dropped += layer.cite(item.cites, source="replay", answer_turn=t.number).dropped
-            note(layer.enforce_budget(f"over budget after turn {t.number} arrived"))
+            note(layer.enforce_budget())  # over budget because turn t arrived
             for n in rec.logged_misses.get(t.number, ()):
                 want(n, "miss log", None)
             tokens.append(layer.used_tokens)

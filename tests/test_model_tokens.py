@@ -15,8 +15,16 @@ import pytest
 
 from assistant import local_model
 from assistant.llm import LLMConfig, make_llm
-from assistant.model_tokens import CachedCounter, ServerTokenCounter, counter_for
+from assistant import runtime
+from assistant.local_model import LocalTokenCounter
+from assistant.model_tokens import CachedCounter, ServerTokenCounter, exact_counter
+from bench.fakes import HashEmbedder
 from tests.fake_llm import FakeLLM
+
+
+def service_counter(llm, db_url):
+    """The counter the runtime gives the chat service for this client."""
+    return runtime.get_service(db_url, llm=llm, embedder=HashEmbedder()).counter
 
 
 class _Tokenizing(BaseHTTPRequestHandler):
@@ -48,19 +56,19 @@ def server(request):
     srv.server_close()
 
 
-def test_fakes_and_unknown_models_get_the_labelled_estimate():
-    counter = counter_for(FakeLLM())
+def test_fakes_and_unknown_models_get_the_labelled_estimate(db_url):
+    counter = service_counter(FakeLLM(), db_url)
     assert counter.exact is False and "estimate" in counter.describe()
 
 
-def test_openai_models_are_counted_exactly_with_tiktoken():
-    counter = counter_for(make_llm(LLMConfig(backend="openai", api_key="sk-test", model="gpt-4o-mini")))
+def test_openai_models_are_counted_exactly_with_tiktoken(db_url):
+    counter = service_counter(make_llm(LLMConfig(backend="openai", api_key="sk-test", model="gpt-4o-mini")), db_url)
     assert counter.exact is True and counter.name == "tiktoken:o200k_base"
 
 
-def test_a_compatible_server_that_tokenizes_is_asked(server):
+def test_a_compatible_server_that_tokenizes_is_asked(server, db_url):
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    counter = counter_for(make_llm(LLMConfig(backend="compatible", base_url=url, model="llama3.1")))
+    counter = service_counter(make_llm(LLMConfig(backend="compatible", base_url=url, model="llama3.1")), db_url)
     if server.tokenizes:
         assert isinstance(counter, CachedCounter) and isinstance(counter.counter, ServerTokenCounter)
         assert counter.exact and counter.count("one two three four") == 4
@@ -76,7 +84,7 @@ def test_the_embedded_model_counts_what_it_receives():
     tokens (the same messages with empty contents)."""
     local_model.stop_server()
     llm = make_llm(LLMConfig(backend="local"))
-    counter = counter_for(llm)
+    counter = exact_counter(llm, LocalTokenCounter)
     assert counter.exact and "own tokenizer" in counter.describe()
     try:
         sdk = llm._client()
