@@ -93,3 +93,20 @@ def test_the_inspector_says_how_tokens_are_counted(conv):
         at.run()
     assert notes == [f"Token counts: {svc.counter.describe()}."]
     assert "estimated" in notes[0]  # the scripted fake has no tokenizer of its own
+
+
+def test_a_long_replay_shows_a_progress_bar(conv, monkeypatch):
+    from assistant.ui import whatif_panel
+
+    shown = []
+    real = whatif_panel.st.progress
+
+    def spy(value, text=None):
+        shown.append(text)
+        return real(value, text=text)
+
+    monkeypatch.setattr(whatif_panel, "SLOW_STEPS", 100)  # the saved conversation has 520 steps
+    monkeypatch.setattr(whatif_panel.st, "progress", spy)
+    svc, conv_id = conv
+    open_panel(conv_id)
+    assert "Replaying 520 steps under measured…" in shown and "Replaying 520 steps under every policy…" in shown
