@@ -134,12 +134,19 @@ def from_history(layer: MemoryLayer, events: Iterable, misses: Iterable, title: 
     for c in sorted(layer.citations(), key=lambda c: c.step):
         cites[c.step].append((c.turn, c.weight))
     by_step: dict[int, list[T.EventLine]] = defaultdict(list)
+    events = list(events)
     for e in events:
         kind = "restore" if e.kind == "auto_restore" else e.kind
         if kind not in T.EVENTS:
             continue  # a refused pin changed nothing
         value = float(e.detail) if kind == "feedback" else None
         by_step[e.step].append(T.EventLine(kind, e.turn, value))
+    # feedback stored without its event (databases from before feedback was an event): its moment
+    # is unknown, so it is applied when its answer arrived, the earliest it can have been given
+    logged = {e.turn for e in events if e.kind == "feedback"}
+    for answer, value in layer.feedback_values().items():
+        if isinstance(answer, int) and answer not in logged:
+            by_step[answer].append(T.EventLine("feedback", answer, float(value)))
     wanted: dict[int, list[int]] = defaultdict(list)
     for m in misses:
         if m.turn not in wanted[m.step]:

@@ -74,6 +74,22 @@ def test_a_stored_conversation_replayed_under_its_own_settings_is_what_is_stored
     assert result.tokens[-1] == log.final["used_tokens"]
 
 
+def test_feedback_stored_without_its_event_still_counts(store, counter):
+    """Older databases logged feedback only in its own table: the what-if applies it when its
+    answer arrived (here the same step the file gave it), so it still changes what is forgotten."""
+    from sqlalchemy import delete
+
+    from storage.models import MemoryEvent
+
+    t = T.parse((CONVERSATIONS / "negative_feedback.jsonl").read_text(encoding="utf-8"))
+    log = replay(store, t, counter, settings_from(t.header), atomic=True)
+    with store.engine.begin() as conn:
+        conn.execute(delete(MemoryEvent).where(MemoryEvent.kind == "feedback"))
+    result = W.run(W.load(store, log.conversation_id))
+    assert [(r.turn, r.step) for r in result.evictions] == [(e["turn"], e["step"]) for e in log.evictions]
+    assert result.evictions[0].turn == 3  # the wrongly cited turn goes first, as with the event
+
+
 def test_a_live_conversation_with_misses_and_second_chance_reproduces_and_counts_logged_misses(db_url):
     svc = runtime.get_service(db_url, llm=FakeLLM(), embedder=HashEmbedder())
     conv = svc.store.create("live", MemorySettings(budget=40, lag=1), auto_restore=True)
