@@ -15,6 +15,8 @@ from memory.types import MemorySettings
 
 from .config import current
 from .llm import make_llm
+from .model_tokens import exact_counter
+from .tokens import LocalTokenCounter
 from .service import ChatService
 from .store import MemoryStore, default_url, open_store
 
@@ -62,7 +64,8 @@ def get_service(url: str | None = None, *, llm=None, embedder=None) -> ChatServi
     client = make_llm(llm)
     if getattr(client, "backend", "") == "local":
         store.default_settings = default_settings("local")
-    svc = ChatService(store, client, embedder or make_embedder(), counter_for(client))
+    counter = exact_counter(client, LocalTokenCounter) or counter_for(client)
+    svc = ChatService(store, client, embedder or make_embedder(), counter)
     with _lock:
         _services[url] = svc
     return svc

@@ -136,8 +136,9 @@ class ChatService:
         if len(message) > MAX_MESSAGE_CHARS:
             raise ValueError(f"The message has {len(message):,} characters; the limit is {MAX_MESSAGE_CHARS:,}. Nothing was stored.")
         vec = self._embed(message)
+        tokens = self.counter.count(message)  # before the unit of work: counting may ask the model's server
         with self.store.transaction(conv_id, owner=owner) as tx:
-            t = tx.add_turn("user", message, self.counter.count(message), **self._vector_row(vec))
+            t = tx.add_turn("user", message, tokens, **self._vector_row(vec))
             evictions = tx.enforce("arrival", t.number)
         result = ExchangeResult(conv_id, t.number, evictions=list(evictions), model=self.llm.model,
                                 tokens=self.counter.name, tokens_exact=self.counter.exact)
@@ -189,6 +190,7 @@ class ChatService:
 
     def _record(self, ex: Exchange, retrieval: RetrievalResult, misses: list[Miss], answer: str, avec) -> None:
         r = ex.result
+        tokens = self.counter.count(answer)  # before the unit of work: counting may ask the model's server
         with self.store.transaction(r.conversation_id, owner=ex.owner) as tx:
             auto = tx.conv.auto_restore
             for m in misses:
@@ -197,7 +199,7 @@ class ChatService:
                 if restored:
                     r.evictions += tx.restore(m.turn, kind="auto_restore")
                     r.restored.append(m.turn)
-            t = tx.add_turn("assistant", answer, self.counter.count(answer), model=self.llm.model,
+            t = tx.add_turn("assistant", answer, tokens, model=self.llm.model,
                             incomplete=r.cut_at is not None, **self._vector_row(avec))
             tx.answer_note(t.number, reply_to=ex.reply_to, cut_at=r.cut_at)
             out = tx.cite([(c.turn, c.weight) for c in retrieval.cited], offered=retrieval.offered, answer_turn=t.number)

@@ -341,6 +341,15 @@ class MemoryStore:
             s.expunge(q)
             return q, last is not None and q.seq == last.seq
 
+    def history(self, conv_id: int, *, owner: str | None = None) -> tuple[MemoryLayer, list, list]:
+        """The memory state, the stored events (pins, restores, feedback) and the miss log, read at
+        one moment without the turns' text: what a what-if replay needs (``assistant.whatif``)."""
+        with Session(self.reader, expire_on_commit=False) as s:
+            conv = repo.get_conversation(s, conv_id, owner=owner)
+            out = load_layer(s, conv), repo.load_events(s, conv_id), repo.load_misses(s, conv_id)
+            s.expunge_all()
+        return out
+
 
 class OwnerScope:
     """A MemoryStore as one signed-in user sees it: every store method that takes an ``owner`` is

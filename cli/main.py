@@ -11,6 +11,7 @@ from pathlib import Path
 from bench import loadtest
 from cli import bench as bench_commands
 from cli import chat
+from cli import whatif
 from memory import transcript as T
 
 EPILOG = """settings (environment):
@@ -78,6 +79,9 @@ def cmd_replay(args) -> int:
         MemoryLayer(settings)
     except ValueError as exc:
         raise SystemExit(f"lagmem: {exc}")
+    if args.compare:
+        whatif.compare_file(t, _counter(), settings, args.compare, args.json)
+        return 0
     with tempfile.TemporaryDirectory(prefix="lagmem-replay-") as tmp:
         url = args.db or f"sqlite:///{Path(tmp) / 'replay.db'}"
         store = open_store(url)
@@ -146,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--policy", help="fifo, lru, accumulate, window, measured (default: header, else measured)")
     r.add_argument("--db", metavar="URL", help="keep the replay in this database")
     r.add_argument("--json", action="store_true", help="print one JSON object (byte-identical for the same input)")
+    r.add_argument("--compare", type=whatif.policies_arg, metavar="P1,P2", help="instead: the side-by-side table of these policies, in memory")
     r.set_defaults(func=cmd_replay)
 
     i = sub.add_parser("import", help="store a saved conversation (all or nothing)")
@@ -166,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench_commands.register(sub)
     chat.register(sub)
+    whatif.register(sub)
     loadtest.register(sub)
     return p
 

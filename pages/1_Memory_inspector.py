@@ -15,10 +15,11 @@ import streamlit as st
 from assistant.ui import notices
 from assistant.ui import views as V
 from assistant.ui.actions import restore, set_pin
-from assistant.ui.loading import store as open_store
+from assistant.ui.loading import progress, store as open_store
 from assistant.ui.over_budget import over_budget_text
 from assistant.ui.signin import require_sign_in
 from assistant.ui.text import md_text
+from assistant.ui import whatif_panel
 
 REFRESH_SECONDS = 2.0
 
@@ -125,6 +126,9 @@ def inspector() -> None:
     st.title("Memory inspector", anchor=False)
     st.caption(f"**{md_text(conv.title)}** · policy **{conv.policy}** ({V.policy_description(conv.policy)}) · "
                f"lag {view.layer.lag} steps · step {conv.step}")
+    loading = progress()
+    if loading.ready.is_set() and loading.service is not None:  # which tokenizer the budget is counted in
+        st.caption(f"Token counts: {loading.service.counter.describe()}.")
     notices.show()
 
     b = V.budget_summary(view)
@@ -199,3 +203,4 @@ def inspector() -> None:
 
 
 st.fragment(run_every=REFRESH_SECONDS if live else None)(inspector)()
+whatif_panel.draw(store, conv_id)

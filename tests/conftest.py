@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 CONVERSATIONS = Path(__file__).parent / "conversations"
-pytest_plugins = ["tests.fake_openai"]
+pytest_plugins = ["tests.fake_openai", "assistant.pytest_plugin"]
 
 
 @pytest.fixture(scope="session")
