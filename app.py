@@ -2,7 +2,8 @@
 the memory inspector (``pages/``); the conversation picker in the sidebar is shared by both.
 
 The chat page is a thin layout over ``assistant.ui``: the sidebar picks the conversation, the history
-is read from the database on every run (so a pin made in the inspector shows here at once). A sent
+is read from the database on every run (so a pin made in the inspector shows here at once) and the
+latest messages are drawn (a long conversation is not drawn whole: "Show earlier messages"). A sent
 message goes to the session's outbox (the chat input's callback); the run stores it
 (``service.send``: the user's turn is stored before the model is called) and hands the exchange to
 a worker thread (``answering``), which stores the answer whatever the page does meanwhile. While
@@ -24,9 +25,10 @@ from assistant.ui.over_budget import over_budget_text
 from assistant.ui.settings import settings_panel
 from assistant.ui.sidebar import NEW_TITLE, conversation_sidebar, model_panel
 from assistant.ui.signin import current_owner, require_sign_in
-from assistant.ui.text import md_text, show_text
+from assistant.ui.text import md_text, show_plain, show_text
 from assistant.ui.views import budget_summary, chat_history, load_view, shorten
 
+MESSAGES_PER_PAGE = 50  # the chat draws the latest messages; "Show earlier messages" adds as many again
 ERRORS = "answer_errors"  # session state: (conversation, user turn) -> the model error that left it unanswered
 
 
@@ -59,7 +61,7 @@ def chat_page() -> None:
     asked = questions(view, notes)
     waiting = set(unanswered(view, notes)) - ({job.user_turn} if job else set())
     errors = st.session_state.get(ERRORS, {})
-    for m in chat_history(view):
+    for m in chat_history(view, shown_numbers(view, waiting)):
         pending = (errors.get((conv_id, m.number)), retry, job is not None or bool(outbox)) if m.number in waiting else None
         show_message(view, m, store, conv_id, notes=notes, reply_to=asked.get(m.number), pending=pending)
 
@@ -73,6 +75,18 @@ def chat_page() -> None:
     elif outbox:
         send(view, outbox.pop(0))
         st.rerun()
+
+
+def shown_numbers(view, waiting: set[int]) -> set[int]:
+    """The latest messages (``MESSAGES_PER_PAGE``, more after each "Show earlier messages"), plus
+    every question still without an answer, wherever it is (its Retry must stay reachable)."""
+    key = f"chat_shown-{conv_id}"
+    shown = st.session_state.setdefault(key, MESSAGES_PER_PAGE)
+    hidden = max(len(view.turns) - shown, 0)
+    if hidden:
+        st.button(f"Show earlier messages ({hidden:,} not shown)", icon=":material/expand_less:", key="show_earlier",
+                  on_click=lambda: st.session_state.update({key: shown + MESSAGES_PER_PAGE}))
+    return {t.seq for t in view.turns[hidden:]} | waiting
 
 
 def queue_message(conv: int) -> None:
@@ -145,7 +159,7 @@ try:
     store = open_store()
     DB = str(runtime.get_store().engine.url)  # conversation ids are per database
 except ConfigError as exc:  # a bad setting: say which, instead of a traceback
-    st.error(exc.message, icon=":material/settings:")
+    show_plain(exc.message, kind="error", icon=":material/settings:")  # it may quote a URL with credentials
     st.stop()
 conv_id = conversation_sidebar(store)
 page.run()

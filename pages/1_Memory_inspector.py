@@ -1,9 +1,13 @@
 """The memory inspector: what the model sees now, what left and why, and the controls to steer it.
 
-Live: the body is an ``st.fragment`` that reruns every few seconds (a sidebar switch pauses it), so
-an answer arriving in another tab shows up here. Every control (pin checkbox, pin/unpin/restore
+Live: a small ``st.fragment`` reads the conversation's version every few seconds (a sidebar switch
+pauses it) and redraws the page only when it moved, so an answer arriving in another tab shows up
+here while an idle page reads one row. Long conversations are paged: the turn table and the
+eviction history show one page each (newest last / newest first), so a draw costs one page of
+widgets plus one linear pass over the stored rows. Every control (pin checkbox, pin/unpin/restore
 buttons) writes in a callback; the table is always rebuilt from the database, never from the
-editor's own output, and its key carries the conversation's version so a stale edit never lingers.
+editor's own output, and its key carries the conversation's version and the page so a stale edit
+never lingers.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from assistant.store import NotFound
 from assistant.ui import notices
 from assistant.ui import views as V
 from assistant.ui.actions import restore, set_pin
@@ -22,6 +27,9 @@ from assistant.ui.text import md_text
 from assistant.ui import whatif_panel
 
 REFRESH_SECONDS = 2.0
+TURNS_PER_PAGE = 100
+EVICTIONS_PER_PAGE = 100
+DRAWN = "inspector_drawn"  # session state: (conversation, version) the page last drew
 
 st.set_page_config(page_title="lagmem · memory inspector", page_icon=":material/insights:", layout="wide")
 
@@ -96,10 +104,19 @@ def apply_pin_edits() -> bool:
 
 
 def turn_details(view: V.MemoryView) -> None:
-    numbers = [t.seq for t in view.turns]
+    """One turn in full, picked by its number (a box, not a list of every turn: it costs the same
+    at 10 turns and at 100,000)."""
+    last = view.turns[-1].seq
     default = st.session_state.get("detail_turn")
-    number = st.selectbox("Show a turn in full", numbers, index=numbers.index(default) if default in numbers else len(numbers) - 1,
-                          format_func=lambda n: f"#{n} · {view.by_number[n].role} · {V.shorten(view.by_number[n].content, 70)}")
+    if default not in view.by_number:
+        default = last
+    st.session_state["detail_pick"] = default  # follows the chat's links and the last pick
+    number = st.number_input("Show a turn in full (its number)", min_value=1, max_value=last, step=1, key="detail_pick",
+                             on_change=lambda: st.session_state.update(detail_turn=st.session_state["detail_pick"]))
+    number = int(number)
+    if number not in view.by_number:
+        st.caption(f"There is no turn #{number}.")
+        return
     st.session_state["detail_turn"] = number
     t, state = view.by_number[number], view.layer.turn(number)
     where = "in memory" if state.active else "evicted (still stored)"
@@ -119,10 +136,36 @@ def turn_details(view: V.MemoryView) -> None:
         st.text(V.why_forgotten(view, number))
 
 
+def pager(label: str, key: str, total: int, size: int, *, newest_last: bool) -> tuple[int, int]:
+    """A page picker when ``total`` rows need more than one page; returns the page's [start, stop).
+    Opens on the newest rows: the last page of the turns, the first of the newest-first history."""
+    pages = V.page_count(total, size)
+    if pages == 1:
+        return 0, total
+    if key not in st.session_state or not 1 <= st.session_state[key] <= pages:
+        st.session_state[key] = pages if newest_last else 1
+    page = st.number_input(f"{label} (of {pages:,}, {size} rows each)", min_value=1, max_value=pages, step=1, key=key)
+    start, stop = V.page_bounds(total, size, int(page))
+    st.caption(f"Rows {start + 1:,}–{stop:,} of {total:,}" + (" (newest last)." if newest_last else " (newest first)."))
+    return start, stop
+
+
+def watch() -> None:
+    """The live refresh: one row read every few seconds; the page is drawn again only when the
+    conversation's version moved (a new turn, a pin, an eviction: every change bumps it)."""
+    try:
+        version = store.conversation(conv_id).version
+    except NotFound:  # deleted meanwhile: the full run says so
+        st.rerun()
+    if st.session_state.get(DRAWN) != (conv_id, version):
+        st.rerun()
+
+
 def inspector() -> None:
     apply_pin_edits()
     view = V.load_view(store, conv_id)
     conv = view.conv
+    st.session_state[DRAWN] = (conv_id, conv.version)
     st.title("Memory inspector", anchor=False)
     st.caption(f"**{md_text(conv.title)}** · policy **{conv.policy}** ({V.policy_description(conv.policy)}) · "
                f"lag {view.layer.lag} steps · step {conv.step}")
@@ -147,8 +190,9 @@ def inspector() -> None:
         return
 
     st.subheader("Turns", anchor=False)
-    df = V.turn_table(view)
-    key = f"turns-{conv_id}-{conv.version}"  # a new table whenever the stored state moves
+    numbers = pager("Turns page", f"turns_page-{conv_id}", len(view.turns), TURNS_PER_PAGE, newest_last=True)
+    df = V.turn_table(view, [t.seq for t in view.turns[numbers[0]:numbers[1]]])
+    key = f"turns-{conv_id}-{conv.version}-{numbers[0]}"  # a new table whenever the stored state or the page moves
     st.session_state[f"numbers-{key}"] = list(df.index)
     st.data_editor(
         df, key=key, width="stretch", disabled=[c for c in df.columns if c != "pinned"],
@@ -195,12 +239,15 @@ def inspector() -> None:
                       on_click=restore, args=(store, conv_id, int(n)))
 
     st.subheader("Eviction history", anchor=False)
-    history = V.eviction_history(view)
+    start, stop = pager("History page", f"history_page-{conv_id}", len(view.evictions), EVICTIONS_PER_PAGE, newest_last=False)
+    history = V.eviction_history(view, start, stop)
     if history.empty:
         st.caption("Nothing has been evicted yet.")
     else:
         st.dataframe(history, hide_index=True, width="stretch")
 
 
-st.fragment(run_every=REFRESH_SECONDS if live else None)(inspector)()
+inspector()
+if live:
+    st.fragment(run_every=REFRESH_SECONDS)(watch)()
 whatif_panel.draw(store, conv_id)

@@ -5,6 +5,7 @@ Plus the pages' plain helpers (``assistant.ui.views``), tested without Streamlit
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,11 @@ def svc(monkeypatch, db_url):
     # hash embeddings are not semantic: accept every offered cite so citations are predictable
     s.retrieval = RetrievalConfig(check=CiteCheck(min_similarity=None))
     return s
+
+
+def literal(markdown: str) -> str:
+    """What escaped Markdown renders as: each backslash-escaped character, itself."""
+    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def app() -> AppTest:
@@ -210,7 +216,7 @@ def test_pin_a_turn_from_the_table_is_stored(svc):
     conv = small_memory(svc)
     at = inspector(svc)
     version = svc.store.conversation(conv).version
-    key = f"turns-{conv}-{version}"
+    key = f"turns-{conv}-{version}-0"  # the first (and only) page
     last = svc.store.layer(conv).turns()[-1].number
     at.session_state[key] = {"edited_rows": {last - 1: {"pinned": True}}, "added_rows": [], "deleted_rows": []}
     at.run()
@@ -226,7 +232,7 @@ def test_pin_and_restore_from_the_turn_details(svc):
     assert evicted
     n = evicted[0]
     at = inspector(svc)
-    [s for s in at.selectbox if s.label == "Show a turn in full"][0].set_value(n).run()
+    at.number_input(key="detail_pick").set_value(n).run()
     assert any("left memory at step" in t.value for t in at.text)  # why was this forgotten?
     at.button(key=f"restore-{n}").click().run()
     assert not at.exception
@@ -296,7 +302,8 @@ def test_a_bad_setting_is_named_on_the_page(monkeypatch):
     monkeypatch.setenv("LAGMEM_DATABASE_URL", "lagmem.db")  # a file name, not a URL
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     assert not at.exception
-    assert [e.value for e in at.error] == [
+    # shown literally (Markdown-escaped), a URL's userinfo redacted
+    assert [literal(e.value) for e in at.error] == [
         "LAGMEM_DATABASE_URL must be an SQLAlchemy database URL such as sqlite:////path/lagmem.db "
-        "or postgresql+psycopg://user@host/db, got 'lagmem.db'"]
+        "or postgresql+psycopg://***@host/db, got 'lagmem.db'"]
     assert not at.chat_input

@@ -134,7 +134,7 @@ def test_the_inspector_opens_on_the_linked_turn(svc):
     at.query_params["turn"] = str(n)
     at.switch_page(INSPECTOR).run()
     assert not at.exception
-    assert [s for s in at.selectbox if s.label == "Show a turn in full"][0].value == n
+    assert at.number_input(key="detail_pick").value == n
 
 
 def test_action_messages_are_toasts(svc):

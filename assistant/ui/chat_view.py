@@ -19,7 +19,7 @@ from .answering import Answering
 from .markdown import answer_markdown
 from .views import Message, MemoryView, eviction_line
 from .actions import set_feedback
-from .text import md_text
+from .text import md_text, show_plain
 
 INSPECTOR = "pages/1_Memory_inspector.py"
 NO_ANSWER = "No answer yet."
@@ -90,7 +90,7 @@ def show_message(view: MemoryView, m: Message, store, conv_id: int, *, notes: di
                          icon=":material/insights:", query_params={"turn": str(m.number)})
         if pending is not None:
             error, retry, disabled = pending
-            st.error(error or NO_ANSWER, icon=":material/error:")
+            show_plain(error or NO_ANSWER, kind="error", icon=":material/error:")  # the model's words, not markup
             st.button("Retry", key=f"retry-{conv_id}-{m.number}", icon=":material/refresh:", type="primary",
                       on_click=retry, args=(m.number,), disabled=disabled)
         if m.role == "assistant":

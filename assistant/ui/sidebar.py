@@ -9,6 +9,7 @@ Every change runs in a callback, so the rerun that follows already shows what is
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 
 import streamlit as st
 
@@ -21,7 +22,7 @@ from ..store import MemoryStore
 from . import loading
 from .notices import flash
 from .signin import current_owner
-from .text import md_text
+from .text import md_text, show_plain
 from .views import shorten
 
 NEW_TITLE = "New conversation"
@@ -140,7 +141,8 @@ def conversation_sidebar(store: MemoryStore) -> int:
             title_key = f"rename_to-{conv_id}-{titles[conv_id]}"
             st.text_input("Title", value=titles[conv_id], key=title_key, max_chars=200)
             st.button("Rename", on_click=_rename, args=(store, conv_id, title_key))
-            st.download_button("Export (saved-conversation file)", export_transcript(store, conv_id),
+            # the file is written only when the button is pressed (a callable), never on every rerun
+            st.download_button("Export (saved-conversation file)", partial(export_transcript, store, conv_id),
                                file_name=f"lagmem-{conv_id}.jsonl", mime="application/jsonl",
                                icon=":material/download:")
             st.file_uploader("Import a saved conversation", type=["jsonl", "json", "txt"],
@@ -161,9 +163,9 @@ def _model_note() -> None:
     if not progress.ready.is_set():
         st.caption("Loading the models…")
     elif progress.service is None:
-        st.caption(f"The models did not load ({md_text(str(progress.error))}). Sending a message tries again.")
-    else:
-        st.caption(runtime.model_note(progress.service))
+        show_plain(f"The models did not load ({progress.error}). Sending a message tries again.")
+    else:  # the model's name and a compatible server's address come from settings: literal, redacted
+        show_plain(runtime.model_note(progress.service))
 
 
 def model_panel() -> None:

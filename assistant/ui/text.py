@@ -22,3 +22,22 @@ def md_text(text: str) -> str:
 
 def show_text(text: str) -> None:
     st.markdown(md_text(text))
+
+
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/?#\s]*@")
+
+
+def redact_url(text: str) -> str:
+    """Any URL's userinfo replaced by ``***`` (``https://user:pass@host`` -> ``https://***@host``):
+    a base URL may carry credentials, and a page must never show them."""
+    return _USERINFO.sub(r"\g<scheme>***@", text)
+
+
+def show_plain(text: str, *, kind: str = "caption", icon: str | None = None) -> None:
+    """Text from outside (a model's error, a model's name, a server's address) shown literally,
+    with credentials in URLs redacted: ``kind`` is ``caption`` or ``error``."""
+    safe = md_text(redact_url(text))
+    if kind == "error":
+        st.error(safe, icon=icon)
+    else:
+        st.caption(safe)

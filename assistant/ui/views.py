@@ -79,9 +79,9 @@ def _is_answer(by: dict, number: int) -> bool:
     return t is not None and t.role == "assistant"
 
 
-def chat_history(view: MemoryView) -> list[Message]:
-    """Every stored turn, with each answer's citations, feedback and the evictions its exchange
-    caused (``exchange_evictions``)."""
+def chat_history(view: MemoryView, numbers: set[int] | None = None) -> list[Message]:
+    """The stored turns (all, or only ``numbers``: the page draws the latest few), with each
+    answer's citations, feedback and the evictions its exchange caused (``exchange_evictions``)."""
     cites: dict[int, list[tuple[int, float]]] = defaultdict(list)
     for c in view.layer.citations():
         if c.answer_turn is not None:
@@ -89,6 +89,8 @@ def chat_history(view: MemoryView) -> list[Message]:
     evicted = exchange_evictions(view)
     out = []
     for t in view.turns:
+        if numbers is not None and t.seq not in numbers:
+            continue
         m = Message(t.seq, t.role, t.content, sorted(cites.get(t.seq, [])), feedback=view.feedback.get(t.seq), model=t.model)
         if t.role == "assistant":
             m.evicted = evicted.get(t.seq, [])
@@ -126,19 +128,33 @@ def budget_summary(view: MemoryView) -> dict:
     }
 
 
-def turn_table(view: MemoryView) -> pd.DataFrame:
-    """One row per turn, indexed by turn number (the data editor's pins map back through it)."""
+def page_bounds(total: int, size: int, page: int) -> tuple[int, int]:
+    """[start, stop) of page ``page`` (1 = the first) of ``total`` rows, ``size`` a page; a page
+    past either end is the nearest one."""
+    pages = max(1, -(-total // size))
+    page = min(max(page, 1), pages)
+    return (page - 1) * size, min(page * size, total)
+
+
+def page_count(total: int, size: int) -> int:
+    return max(1, -(-total // size))
+
+
+def turn_table(view: MemoryView, numbers: list[int] | None = None) -> pd.DataFrame:
+    """One row per turn (all, or the page ``numbers``), indexed by turn number (the data editor's
+    pins map back through it). Importance is computed for those turns only."""
     layer = view.layer
+    wanted = None if numbers is None else set(numbers)
     counts = Counter(c.turn for c in layer.citations())
     last: dict[int, int] = {}
     for c in layer.citations():
         last[c.turn] = max(last.get(c.turn, 0), c.step)
-    numbers = [t.seq for t in view.turns]
-    importance = layer.importance(numbers) if numbers else {}
+    turns = view.turns if wanted is None else [t for t in view.turns if t.seq in wanted]
+    importance = layer.importance([t.seq for t in turns]) if turns else {}
     rank = {t.number: i + 1 for i, (t, _) in enumerate(layer.ranking())}
     at_eviction = {r.turn: r.importance for r in view.evictions}  # the last eviction of each turn
     rows = []
-    for t in view.turns:
+    for t in turns:
         st = layer.turn(t.seq)
         rows.append({
             "turn": t.seq,
@@ -176,8 +192,10 @@ def runners_text(record: EvictionRecord) -> str:
     return ", ".join(f"#{t} ({score:.3g})" for t, score in record.runners_up) or "none"
 
 
-def eviction_history(view: MemoryView) -> pd.DataFrame:
+def eviction_history(view: MemoryView, start: int = 0, stop: int | None = None) -> pd.DataFrame:
+    """The eviction records newest first, rows [start, stop) of that order (the page's slice)."""
     by = view.by_number
+    newest_first = view.evictions[::-1][start:stop]
     rows = [{
         "step": r.step,
         "turn": r.turn,
@@ -187,7 +205,7 @@ def eviction_history(view: MemoryView) -> pd.DataFrame:
         "tokens": f"{r.tokens_before} → {r.tokens_after} / {r.budget}",
         "policy": r.policy,
         "reason": r.reason,
-    } for r in reversed(view.evictions)]
+    } for r in newest_first]
     return pd.DataFrame(rows, columns=["step", "turn", "role", "importance at eviction", "runners-up", "tokens", "policy", "reason"])
 
 
@@ -250,15 +268,18 @@ def misses_table(view: MemoryView) -> pd.DataFrame:
 def memory_timeline(view: MemoryView) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Tokens in memory at the end of every step, and one marker per step with evictions.
 
-    Rebuilt from the turns' arrival steps, the eviction records and the restore events. Within one
+    Rebuilt from the turns' arrival steps, the eviction records and the restore events, each
+    grouped by step once (one pass over the steps: linear in the conversation). Within one
     step a turn's evictions and restores alternate (a restore needs an evicted turn and vice
     versa), so their counts alone say how the step ended for it.
     """
     tokens = {t.seq: t.tokens for t in view.turns}
     evicts: dict[int, Counter] = defaultdict(Counter)
     restores: dict[int, Counter] = defaultdict(Counter)
+    at_step: dict[int, list[EvictionRecord]] = defaultdict(list)
     for r in view.evictions:
         evicts[r.step][r.turn] += 1
+        at_step[r.step].append(r)
     for e in view.events:
         if e.kind in ("restore", "auto_restore", "pin"):
             restores[e.step][e.turn] += 1
@@ -270,7 +291,7 @@ def memory_timeline(view: MemoryView) -> tuple[pd.DataFrame, pd.DataFrame]:
         if step in tokens:
             active.add(step)
             used += tokens[step]
-        for n in set(evicts[step]) | set(restores[step]):
+        for n in set(evicts.get(step, ())) | set(restores.get(step, ())):
             e, r = evicts[step][n], restores[step][n]  # r may count pins that restored nothing
             ends_active = e <= r if n in active else r > e
             if ends_active and n not in active:
@@ -281,7 +302,7 @@ def memory_timeline(view: MemoryView) -> tuple[pd.DataFrame, pd.DataFrame]:
                 used -= tokens.get(n, 0)
         if step:
             points.append({"step": step, "tokens": used})
-        recs = [r for r in view.evictions if r.step == step]
+        recs = at_step.get(step)
         if recs:
             markers.append({"step": step, "peak": max(r.tokens_before for r in recs),
                             "evicted": ", ".join(f"#{r.turn}" for r in recs), "count": len(recs)})
