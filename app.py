@@ -26,7 +26,8 @@ from assistant.ui.settings import settings_panel
 from assistant.ui.sidebar import NEW_TITLE, conversation_sidebar, model_panel
 from assistant.ui.signin import current_owner, require_sign_in
 from assistant.ui.text import md_text, show_plain, show_text
-from assistant.ui.views import budget_summary, chat_history, load_view, shorten
+from assistant.ui.view_cache import current_view
+from assistant.ui.views import budget_summary, chat_history, shorten
 
 MESSAGES_PER_PAGE = 50  # the chat draws the latest messages; "Show earlier messages" adds as many again
 ERRORS = "answer_errors"  # session state: (conversation, user turn) -> the model error that left it unanswered
@@ -45,7 +46,7 @@ def chat_page() -> None:
     st.chat_input("Message lagmem", key="chat_box", max_chars=200_000, submit_mode="disable",
                   disabled=job is not None or bool(outbox), on_submit=queue_message, args=(conv_id,))
 
-    view = load_view(store, conv_id)
+    view = current_view(store, conv_id)  # read again only when the stored version moved
     st.title(md_text(view.conv.title), anchor=False)
     b = budget_summary(view)
     st.caption(f"Memory: {view.layer.used_tokens:,} of {view.conv.budget:,} tokens · lag {view.layer.lag} steps · "

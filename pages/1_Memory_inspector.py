@@ -23,6 +23,7 @@ from assistant.ui.actions import restore, set_pin
 from assistant.ui.loading import progress, store as open_store
 from assistant.ui.over_budget import over_budget_text
 from assistant.ui.signin import require_sign_in
+from assistant.ui.view_cache import current_view, derived
 from assistant.ui.text import md_text
 from assistant.ui import whatif_panel
 
@@ -163,7 +164,7 @@ def watch() -> None:
 
 def inspector() -> None:
     apply_pin_edits()
-    view = V.load_view(store, conv_id)
+    view = current_view(store, conv_id)  # read again only when the stored version moved
     conv = view.conv
     st.session_state[DRAWN] = (conv_id, conv.version)
     st.title("Memory inspector", anchor=False)
@@ -216,7 +217,7 @@ def inspector() -> None:
 
     st.subheader("Charts", anchor=False)
     tabs = st.tabs(["Tokens in memory", "Importance now", "Citations over time"])
-    points, markers = V.memory_timeline(view)
+    points, markers = derived(view, "timeline", lambda: V.memory_timeline(view))
     tabs[0].altair_chart(timeline_chart(points, markers, conv.budget), width="stretch")
     tabs[0].caption("Red triangles: steps where turns were evicted (at the peak before eviction). Dashed line: the budget.")
     imp = V.importance_series(view)
