@@ -20,7 +20,7 @@ from assistant.errors import ConfigError
 from assistant.service import EmptyMessage
 from assistant.ui import answering, notices, onboarding
 from assistant.ui.chat_view import INSPECTOR, answer_notes, follow, questions, show_message, unanswered
-from assistant.ui.loading import service, store as open_store
+from assistant.ui.loading import progress, service, store as open_store
 from assistant.ui.over_budget import over_budget_text
 from assistant.ui.settings import settings_panel
 from assistant.ui.sidebar import NEW_TITLE, conversation_sidebar, model_panel
@@ -54,6 +54,9 @@ def chat_page() -> None:
     warning = over_budget_text(b, view.layer.lag)
     if warning:
         st.warning(warning, icon=":material/warning:")
+    cap = context_cap_text(view.layer.used_tokens)
+    if cap:
+        st.caption(cap)
     notices.show()
     if not view.turns:
         onboarding.show_intro(view.conv.budget, view.layer.lag)
@@ -76,6 +79,17 @@ def chat_page() -> None:
     elif outbox:
         send(view, outbox.pop(0))
         st.rerun()
+
+
+def context_cap_text(used: int) -> str:
+    """When the memory holds more than the answering model may be shown (the service's
+    ``context_tokens``), say what it is shown instead. Read without waiting for the models."""
+    loaded = progress()
+    cap = getattr(loaded.service, "context_tokens", None) if loaded.ready.is_set() else None
+    if cap is None or used <= cap:
+        return ""
+    return (f"The model is shown at most about {cap:,} tokens of this memory's {used:,}: the turns the "
+            "question cites first, then the newest that fit.")
 
 
 def shown_numbers(view, waiting: set[int]) -> set[int]:

@@ -152,3 +152,14 @@ def test_redact_url_removes_userinfo_only():
     assert redact_url("http://token@localhost:11434/v1 and http://other/v1") == "http://***@localhost:11434/v1 and http://other/v1"
     assert redact_url("http://localhost:11434/v1") == "http://localhost:11434/v1"
     assert redact_url("write to a@b.example") == "write to a@b.example"
+
+
+def test_the_chat_says_when_the_model_is_shown_less_than_the_memory_holds(svc):
+    conv = long_conversation(svc, 30)
+    used = V.load_view(svc.store, conv).layer.used_tokens
+    svc.context_tokens = used - 1  # the answering model's window is smaller than the memory
+    at = open_chat(conv)
+    assert any(f"at most about {used - 1:,} tokens of this memory's {used:,}" in c.value for c in at.caption)
+    svc.context_tokens = used  # it all fits: nothing to say
+    at.run()
+    assert not any("at most about" in c.value for c in at.caption)
