@@ -112,6 +112,9 @@ class Exchange:
         return self.result
 
 
+REMOTE_CONTEXT_TOKENS = 7500  # an 8k-token window (the smallest common one), less the answer's room
+
+
 class ChatService:
     def __init__(self, store: MemoryStore, llm, embedder, counter: TokenCounter, *,
                  retrieval: RetrievalConfig = RetrievalConfig(), miss_threshold: float = 0.55,
@@ -120,7 +123,8 @@ class ChatService:
         self.retrieval = retrieval
         self.miss_threshold = miss_threshold
         # how much history the answering model may be shown (its context window, minus the answer)
-        self.context_tokens = context_tokens if context_tokens is not None else (1300 if getattr(llm, "backend", "") == "local" else None)
+        # (every backend has one: with a long lag, protected turns alone can outgrow any window)
+        self.context_tokens = context_tokens if context_tokens is not None else (1300 if getattr(llm, "backend", "") == "local" else REMOTE_CONTEXT_TOKENS)
         self.answer_tokens = answer_tokens
         # (conversation, turn) -> ((row id, created), Candidate): text and vector of stored turns,
         # which never change once written
