@@ -163,7 +163,7 @@ def replay(
     log.conversation_id = conv_id
     layer = None
     for i, item in enumerate(transcript.items):
-        with store.transaction(conv_id) as tx:
+        with store.transaction(conv_id, owner=owner) as tx:
             _apply(tx, item, counter, log)
             layer = tx.layer
         if progress:

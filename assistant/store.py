@@ -23,7 +23,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from sqlalchemy import Connection, Engine, Row
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from memory import transcript as T
@@ -34,9 +33,14 @@ from storage.db import default_url, make_engine, read_engine
 from storage.models import Conversation, MemoryEvent, MissRow, Turn
 from storage.repo import NotFound
 
-from .errors import StorageError
+from .cache import ByteCache
+from .dberrors import storage_errors as _storage_errors
 
 __all__ = ["MemoryStore", "MemoryView", "NotFound", "OwnerScope", "Reader", "Tx", "default_url", "open_store"]
+
+
+LAYER_CACHE_BYTES = 256 * 1024 * 1024  # rebuilt layers kept per process
+LAYER_BYTES_PER_STEP = 600  # a layer's RAM per turn, with its share of citations (measured order)
 
 
 def open_store(url: str | None = None, *, migrate: bool = True) -> "MemoryStore":
@@ -175,51 +179,16 @@ class Reader:
         return repo.turn_texts(self._session, conv_id, seqs)
 
 
-# ----- storage errors: what the database said, in words a user can act on ------------
-_FULL = ("database or disk is full", "no space left", "disk full", "could not extend file")
-_READ_ONLY = ("readonly database", "read-only", "read only")
-_LOCKED = ("database is locked", "database table is locked", "lock timeout")
-_PG_STATES = {"53100": "full", "25006": "read_only", "55P03": "locked"}  # disk_full, read_only_sql_transaction, lock_not_available
-
-
-def storage_error(exc: DBAPIError) -> StorageError | None:
-    """The ``StorageError`` for a full, read-only or locked database; None for anything else."""
-    text = str(getattr(exc, "orig", exc)).lower()
-    kind = _PG_STATES.get(getattr(getattr(exc, "orig", None), "sqlstate", None) or "")
-    if kind is None:
-        kind = next((k for k, words in (("full", _FULL), ("read_only", _READ_ONLY), ("locked", _LOCKED))
-                     if any(w in text for w in words)), None)
-    if kind == "full":
-        return StorageError("The disk holding the database is full: the change was not saved "
-                            "(nothing half-written). Free some space and try again.", kind)
-    if kind == "read_only":
-        return StorageError("The database is read-only: the change was not saved. Check the file's "
-                            "permissions or the database URL (mode=ro?).", kind)
-    if kind == "locked":
-        return StorageError("The database stayed busy (locked by another writer) for too long: the "
-                            "change was not saved. Try again.", kind)
-    return None
-
-
-@contextmanager
-def _storage_errors() -> Iterator[None]:
-    """Map the database's full/read-only/locked errors to ``StorageError`` (the cause is kept)."""
-    try:
-        yield
-    except DBAPIError as exc:
-        mapped = storage_error(exc)
-        if mapped is None:
-            raise
-        raise mapped from exc
-
-
 class MemoryStore:
     """Thread-safe access to conversations' memory, shared by the app's sessions (cache_resource)."""
 
     def __init__(self, engine: Engine):
         self.engine = engine  # for the load test and the tests; the product goes through the methods
         self.reader = read_engine(engine)
-        self._cache: dict[int, tuple[int, MemoryLayer]] = {}
+        # conversation id -> ((created_at, version), layer). The id alone is not enough: SQLite
+        # reuses a deleted conversation's id, and a layer is only valid for the same conversation
+        # (created_at) at the same version. Bounded by an estimate of the layers' bytes.
+        self._cache = ByteCache(LAYER_CACHE_BYTES)
         # settings for new conversations (the runtime lowers the budget for the small local model)
         self.default_settings = MemorySettings()
         self._locks: dict[int, threading.Lock] = {}
@@ -249,7 +218,7 @@ class MemoryStore:
             tx = Tx(conn, conv, layer)
             yield tx
             version = repo.bump(conn, conv.id, conv.version, tx.layer.step, tx.dropped)
-        self._cache[conv.id] = (version, tx.layer)
+        self._keep(conv, version, tx.layer)
 
     def conversations(self, *, owner: str | None = None) -> list[Conversation]:
         with Session(self.reader, expire_on_commit=False) as s:
@@ -267,7 +236,18 @@ class MemoryStore:
         with _storage_errors(), Session(self.engine) as s, s.begin():
             repo.get_conversation(s, conv_id, owner=owner, lock=True)
             repo.delete_conversation(s, conv_id)
-        self._cache.pop(conv_id, None)
+        self._cache.pop(conv_id)
+
+    def claim(self, conv_id: int, *, owner: str) -> None:
+        """Give an owner-less conversation to ``owner`` (the explicit step that makes a conversation
+        from before sign-in private). ``NotFound`` if it does not exist or already has an owner."""
+        with _storage_errors(), self.engine.begin() as conn:
+            repo.claim_conversation(conn, conv_id, owner)
+
+    def any_owned(self) -> bool:
+        """Does any conversation have an owner? Then a page without sign-in must refuse to run."""
+        with self.reader.connect() as conn:
+            return repo.any_owned(conn)
 
     def update_settings(self, conv_id: int, settings: MemorySettings, *, auto_restore: bool | None = None, owner: str | None = None) -> list[EvictionRecord]:
         """Change budget/lag/policy; the new budget is enforced at once (and recorded)."""
@@ -287,13 +267,16 @@ class MemoryStore:
         with self._lock(conv_id), _storage_errors():
             with self.engine.begin() as conn:
                 conv = repo.conversation_row(conn, conv_id, owner=owner, lock=True)
-                cached = self._cache.pop(conv_id, None)
-                layer = cached[1] if cached and cached[0] == conv.version else load_layer(conn, conv)
+                cached = self._cache.pop(conv_id)
+                layer = cached[1] if cached and cached[0] == (conv.created_at, conv.version) else load_layer(conn, conv)
                 tx = Tx(conn, conv, layer)
                 yield tx
                 version = repo.bump(conn, conv_id, conv.version, tx.layer.step, tx.dropped)
             # committed: the layer now matches the database
-            self._cache[conv_id] = (version, tx.layer)
+            self._keep(conv, version, tx.layer)
+
+    def _keep(self, conv: Row, version: int, layer: MemoryLayer) -> None:
+        self._cache.put(conv.id, ((conv.created_at, version), layer), LAYER_BYTES_PER_STEP * (layer.step + 1))
 
     # ----- reading ---------------------------------------------------------------------------
     def layer(self, conv_id: int, *, owner: str | None = None) -> MemoryLayer:

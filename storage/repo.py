@@ -50,7 +50,7 @@ def create_conversation(conn, title: str, settings: MemorySettings, *, owner: st
     result = conn.execute(
         insert(Conversation.__table__).values(
             title=title,
-            owner=owner,
+            owner=owner or None,  # "" is no owner, stored as NULL like None
             created_at=now,
             updated_at=now,
             budget=settings.budget,
@@ -65,13 +65,17 @@ def create_conversation(conn, title: str, settings: MemorySettings, *, owner: st
             dropped_cites=0,
         )
     )
-    return conversation_row(conn, result.inserted_primary_key[0])
+    return conversation_row(conn, result.inserted_primary_key[0], owner=owner)
+
+
+def _owned_by(owner: str | None):
+    """The owner condition; there is always one. No owner (``None`` or ``""``) sees only
+    owner-less rows, never everyone's: a missing sign-in fails closed."""
+    return Conversation.owner.is_(None) if not owner else Conversation.owner == owner
 
 
 def get_conversation(s: Session, conv_id: int, *, owner: str | None = None, lock: bool = False) -> Conversation:
-    q = select(Conversation).where(Conversation.id == conv_id)
-    if owner is not None:
-        q = q.where(Conversation.owner == owner)
+    q = select(Conversation).where(Conversation.id == conv_id, _owned_by(owner))
     if lock:
         q = q.with_for_update()
     conv = s.scalars(q).first()
@@ -81,10 +85,24 @@ def get_conversation(s: Session, conv_id: int, *, owner: str | None = None, lock
 
 
 def list_conversations(s: Session, *, owner: str | None = None) -> list[Conversation]:
-    q = select(Conversation).order_by(Conversation.updated_at.desc(), Conversation.id.desc())
-    if owner is not None:
-        q = q.where(Conversation.owner == owner)
+    q = select(Conversation).where(_owned_by(owner)).order_by(Conversation.updated_at.desc(), Conversation.id.desc())
     return list(s.scalars(q))
+
+
+def any_owned(s) -> bool:
+    """Does any conversation have an owner? (Then running without sign-in would hide them, or,
+    if the owner filter were skipped, show them to everyone: the pages refuse to run unscoped.)"""
+    return s.execute(select(Conversation.id).where(Conversation.owner.is_not(None)).limit(1)).first() is not None
+
+
+def claim_conversation(conn, conv_id: int, owner: str) -> None:
+    """Give an owner-less conversation to ``owner``; ``NotFound`` if it does not exist or already
+    has an owner (a claim never takes a conversation from someone)."""
+    if not owner:
+        raise ValueError("a claim needs an owner")
+    result = conn.execute(update(_CONVS).where(_CONVS.c.id == conv_id, _CONVS.c.owner.is_(None)).values(owner=owner))
+    if result.rowcount != 1:
+        raise NotFound(f"conversation {conv_id} does not exist or already has an owner")
 
 
 def load_turn_states(s: Session, conv_id: int) -> list[TurnState]:
@@ -148,7 +166,7 @@ _SELECT_CONV = select(_CONVS).where(_CONVS.c.id == bindparam("b_conv"))
 
 
 def _conv_select(owned: bool, lock: bool):
-    q = _SELECT_CONV.where(_CONVS.c.owner == bindparam("b_owner")) if owned else _SELECT_CONV
+    q = _SELECT_CONV.where(_CONVS.c.owner == bindparam("b_owner") if owned else _CONVS.c.owner.is_(None))
     return q.with_for_update() if lock else q
 
 
@@ -157,8 +175,8 @@ _SELECT_CONVS = {(owned, lock): _conv_select(owned, lock) for owned in (False, T
 
 def conversation_row(conn, conv_id: int, *, owner: str | None = None, lock: bool = False):
     """The conversation's row (attribute access like the model), optionally locked for update."""
-    params = {"b_conv": conv_id} if owner is None else {"b_conv": conv_id, "b_owner": owner}
-    row = conn.execute(_SELECT_CONVS[(owner is not None, lock)], params).first()
+    params = {"b_conv": conv_id, "b_owner": owner} if owner else {"b_conv": conv_id}
+    row = conn.execute(_SELECT_CONVS[(bool(owner), lock)], params).first()
     if row is None:
         raise NotFound(f"conversation {conv_id} does not exist")
     return row

@@ -91,7 +91,7 @@ def test_rebuilt_state_equals_the_live_state(store):
             with store.transaction(conv) as tx:
                 tx.pin(2)
                 tx.feedback(5, -1)
-    live = store._cache[conv][1]
+    live = store._cache.get(conv)[1]
     rebuilt = store.layer(conv)
     assert rebuilt.snapshot() == live.snapshot()
     assert rebuilt.citations() == live.citations()
@@ -133,7 +133,7 @@ def test_a_stale_cache_is_rebuilt_when_another_store_wrote(engine):
     _exchange(b, conv)  # b writes behind a's back
     _exchange(a, conv)  # a must see turn 2 and number its turn 3
     assert a.layer(conv).step == 3
-    assert a._cache[conv][1].snapshot() == b.layer(conv).snapshot()
+    assert a._cache.get(conv)[1].snapshot() == b.layer(conv).snapshot()
 
 
 def test_pin_refused_is_logged_and_changes_nothing(store, engine):
