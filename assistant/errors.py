@@ -92,3 +92,11 @@ class StorageError(LagmemError):
     def __init__(self, message: str | None = None, kind: str = "other") -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class AlreadyAnswered(LagmemError):
+    """The user turn an answer was for is no longer the unanswered last turn (another tab answered
+    it, or another message followed it): the answer is not stored, so a turn never gets two."""
+
+    default_message = ("This message was answered meanwhile (another tab or window?), or a newer "
+                       "message followed it: this answer was not stored.")

@@ -52,6 +52,7 @@ ANSWER_TEMPERATURE = {"local": 0.3}
 DEFAULT_ANSWER_TEMPERATURE = 0.7
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_RETRIES = 2
+MAX_OUTPUT_CHARS = 200_000  # model output accepted per call, whatever max_tokens the server ignored
 BACKENDS = ("openai", "local", "compatible")
 STRUCTURED_MODES = ("json_schema", "json_object_schema", "none")
 
@@ -331,6 +332,8 @@ class LLMClient:
             raise self._map(exc, "completion") from exc
         if not isinstance(content, str):
             raise BadResponse(f"{BadResponse.default_message}: the answer had no text content.")
+        if len(content) > MAX_OUTPUT_CHARS:
+            raise BadResponse(f"The model's answer passed {MAX_OUTPUT_CHARS:,} characters: the server ignored the length limit.")
         return content
 
     def stream(
@@ -356,7 +359,7 @@ class LLMClient:
         return self._deltas(sdk_stream)
 
     def _deltas(self, sdk_stream: Any) -> Iterator[str]:
-        finished = False
+        finished, size = False, 0
         try:
             for chunk in sdk_stream:
                 if not chunk.choices:  # usage-only or keep-alive chunks
@@ -366,6 +369,9 @@ class LLMClient:
                 delta = choice.delta
                 text = getattr(delta, "content", None) if delta is not None else None
                 if text:
+                    size += len(text)
+                    if size > MAX_OUTPUT_CHARS:
+                        raise BadResponse(f"The model's answer passed {MAX_OUTPUT_CHARS:,} characters: the server ignored the length limit.")
                     yield text
             if not finished:
                 # Every server we target ends with a finish_reason; a stream without one was

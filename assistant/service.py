@@ -28,6 +28,7 @@ from memory.tokens import TokenCounter
 from memory.types import EvictionRecord
 
 from .embeddings import pack_vector, unpack_vector
+from .errors import AlreadyAnswered
 from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, find_misses, retrieve
 from .store import MemoryStore
 
@@ -177,6 +178,11 @@ class ChatService:
     def _record(self, ex: Exchange, retrieval: RetrievalResult, misses: list[Miss], answer: str, avec) -> None:
         r = ex.result
         with self.store.transaction(r.conversation_id, owner=ex.owner) as tx:
+            # checked under the conversation's lock: only the last turn, a user turn, is answered
+            # (two tabs retrying the same turn store one answer; the second is refused)
+            last = tx.layer.step
+            if last != r.user_turn or tx.layer.turn(last).role != "user":
+                raise AlreadyAnswered()
             auto = tx.conv.auto_restore
             for m in misses:
                 restored = auto and not tx.layer.turn(m.turn).active
