@@ -11,6 +11,10 @@ taken from a cache only if the stored ``version`` says nobody else changed the c
 (otherwise rebuilt from the database alone), the layer decides, and the rows it implies are written
 in the same transaction. If anything fails, the transaction rolls back and the cached layer is
 dropped, so the next unit of work rebuilds from what was committed: no half-written state survives.
+An import is the exception to "one transaction": its rows are written in many short ones into a
+*pending* conversation nobody can see, revealed in one short final transaction (or discarded), so
+a large file never holds the write lock for long. With no owner, a store sees owner-less
+conversations only (fail closed).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from sqlalchemy import Connection, Engine, Row
 from sqlalchemy.orm import Session
@@ -204,21 +209,12 @@ class MemoryStore:
 
     # ----- conversations -------------------------------------------------------------------
     def create(self, title: str, settings: MemorySettings | None = None, *, owner: str | None = None, auto_restore: bool = False) -> int:
-        with self.new(title, settings, owner=owner, auto_restore=auto_restore) as tx:
-            return tx.conv_id
-
-    @contextmanager
-    def new(self, title: str, settings: MemorySettings | None = None, *, owner: str | None = None, auto_restore: bool = False) -> Iterator[Tx]:
-        """Create a conversation and fill it in the same transaction: an import lands whole or
-        not at all (no empty conversation is left behind by a file that fails half-way)."""
         settings = settings or self.default_settings
         layer = MemoryLayer(settings)  # validates the policy name and parameters before anything is stored
         with _storage_errors(), self.engine.begin() as conn:
             conv = repo.create_conversation(conn, title, settings, owner=owner, auto_restore=auto_restore)
-            tx = Tx(conn, conv, layer)
-            yield tx
-            version = repo.bump(conn, conv.id, conv.version, tx.layer.step, tx.dropped)
-        self._keep(conv, version, tx.layer)
+        self._keep(conv, conv.version, layer)
+        return conv.id
 
     def conversations(self, *, owner: str | None = None) -> list[Conversation]:
         with Session(self.reader, expire_on_commit=False) as s:
@@ -260,6 +256,41 @@ class MemoryStore:
             tx.update(**values)
             tx.layer = MemoryLayer.from_state(settings, tx.layer.turns(), tx.layer.citations(), tx.layer.feedback_values(), step=tx.layer.step)
             return tx.enforce("settings")
+
+    # ----- imports, written in short transactions ------------------------------------------
+    def begin_import(self, title: str, settings: MemorySettings, *, owner: str | None = None) -> Row:
+        """A new, pending conversation: invisible to every read and unit of work until
+        ``reveal_import``; its rows are written with ``write_rows``, each call its own transaction."""
+        MemoryLayer(settings)
+        with _storage_errors(), self.engine.begin() as conn:
+            return repo.create_conversation(conn, title, settings, owner=owner, pending=True)
+
+    def write_rows(self, table: str, rows: list[dict]) -> None:
+        """One short transaction inserting prepared rows of a pending import."""
+        with _storage_errors(), self.engine.begin() as conn:
+            repo.insert_rows(conn, table, rows)
+
+    def reveal_import(self, conv: Row, layer: MemoryLayer, dropped: int) -> None:
+        """The import's one short final transaction: the conversation appears whole."""
+        with _storage_errors(), self.engine.begin() as conn:
+            version = repo.reveal(conn, conv.id, layer.step, dropped)
+        self._keep(conv, version, layer)
+
+    def discard_import(self, conv_id: int, chunk: int = 5000) -> None:
+        """Delete a pending import's rows, ``chunk`` rows per transaction (never a long lock)."""
+        while True:
+            with _storage_errors(), self.engine.begin() as conn:
+                if not repo.delete_some(conn, conv_id, chunk):
+                    return
+
+    def sweep_imports(self, older_than_seconds: float = 3600.0) -> int:
+        """Discard pending imports older than this (cut off by a crash); returns how many."""
+        before = repo.utcnow() - timedelta(seconds=older_than_seconds)
+        with self.reader.connect() as conn:
+            stale = repo.pending_conversations(conn, before)
+        for conv_id in stale:
+            self.discard_import(conv_id)
+        return len(stale)
 
     # ----- units of work -------------------------------------------------------------------
     @contextmanager

@@ -100,7 +100,8 @@ def cmd_import(args) -> int:
     t = _read_transcript(args.file)
     settings = settings_from(t.header)
     log = replay(open_store(args.db), t, _counter(), settings, title=args.title or t.header.get("title") or Path(args.file).stem, owner=args.user, atomic=True)
-    print(f"imported {len(log.turns)} turns as conversation {log.conversation_id}, {scope_note(args.user)}")
+    print(f"lagmem: conversation {log.conversation_id} is {scope_note(args.user)}", file=sys.stderr)
+    print(f"imported {len(log.turns)} turns as conversation {log.conversation_id}")
     return 0
 
 
@@ -136,7 +137,7 @@ def cmd_claim(args) -> int:
 def scope_note(user: str | None) -> str:
     """Which conversations a command without sign-in acts on, said out loud."""
     if user:
-        return f"as {user}"
+        return f"{user}'s"
     return "owner-less (no --user): visible only to commands and pages without sign-in; `lagmem claim ID --user NAME` gives it an owner"
 
 

@@ -37,6 +37,8 @@ HEADER_KEYS = {
 SETTING_KEYS = ("budget", "lag", "policy", "low_watermark", "pin_share", "policy_params")
 TURN_KEYS = {"role", "content", "cites"}
 MAX_LINE_CHARS = 8_000_000
+MAX_FILE_CHARS = 64_000_000  # a whole file: bounded work and memory per import
+MAX_TURNS = 200_000
 MAX_CITE_WEIGHT = 1e6
 
 
@@ -174,6 +176,8 @@ def parse(text: str) -> Transcript:
     """Parse a whole file. Raises ``TranscriptError`` at the first bad line; returns nothing partial."""
     if not isinstance(text, str):
         raise TranscriptError(0, "a saved conversation must be text")
+    if len(text) > MAX_FILE_CHARS:
+        raise TranscriptError(0, f"the file has {len(text):,} characters; the limit is {MAX_FILE_CHARS:,}")
     out = Transcript()
     n_turns = 0
     # split on "\n" only: str.splitlines() would also split inside strings holding U+2028 etc.
@@ -199,6 +203,8 @@ def parse(text: str) -> Transcript:
         item = _parse_item(obj, i, n_turns)
         if isinstance(item, TurnLine):
             n_turns += 1
+            if n_turns > MAX_TURNS:
+                raise TranscriptError(i, f"more than {MAX_TURNS:,} turns: split the conversation")
         out.items.append(item)
     return out
 

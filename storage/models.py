@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -56,6 +57,8 @@ class Conversation(Base):
     step: Mapped[int] = mapped_column(Integer, default=0)
     version: Mapped[int] = mapped_column(Integer, default=0)
     dropped_cites: Mapped[int] = mapped_column(Integer, default=0)
+    # an import still being written in chunks: invisible to every read and unit of work
+    pending: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class Turn(Base):

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, defer
 from memory.types import Citation, EvictionRecord, MemorySettings, TurnState
 
 from .models import (
+    Base,
     CitationRow,
     Conversation,
     EvictionRow,
@@ -44,8 +45,10 @@ def settings_of(conv: Conversation) -> MemorySettings:
     )
 
 
-def create_conversation(conn, title: str, settings: MemorySettings, *, owner: str | None = None, auto_restore: bool = False):
-    """Insert a conversation; returns its row (see ``conversation_row``)."""
+def create_conversation(conn, title: str, settings: MemorySettings, *, owner: str | None = None, auto_restore: bool = False,
+                        pending: bool = False):
+    """Insert a conversation; returns its row (see ``conversation_row``). A ``pending`` one is
+    invisible to every other query until ``reveal`` (an import being written in chunks)."""
     now = utcnow()
     result = conn.execute(
         insert(Conversation.__table__).values(
@@ -63,15 +66,17 @@ def create_conversation(conn, title: str, settings: MemorySettings, *, owner: st
             step=0,
             version=0,
             dropped_cites=0,
+            pending=pending,
         )
     )
-    return conversation_row(conn, result.inserted_primary_key[0], owner=owner)
+    return conn.execute(_SELECT_CONV, {"b_conv": result.inserted_primary_key[0]}).first()
 
 
 def _owned_by(owner: str | None):
     """The owner condition; there is always one. No owner (``None`` or ``""``) sees only
     owner-less rows, never everyone's: a missing sign-in fails closed."""
-    return Conversation.owner.is_(None) if not owner else Conversation.owner == owner
+    owned = Conversation.owner.is_(None) if not owner else Conversation.owner == owner
+    return owned & Conversation.pending.is_(False)
 
 
 def get_conversation(s: Session, conv_id: int, *, owner: str | None = None, lock: bool = False) -> Conversation:
@@ -92,7 +97,8 @@ def list_conversations(s: Session, *, owner: str | None = None) -> list[Conversa
 def any_owned(s) -> bool:
     """Does any conversation have an owner? (Then running without sign-in would hide them, or,
     if the owner filter were skipped, show them to everyone: the pages refuse to run unscoped.)"""
-    return s.execute(select(Conversation.id).where(Conversation.owner.is_not(None)).limit(1)).first() is not None
+    q = select(Conversation.id).where(Conversation.owner.is_not(None), Conversation.pending.is_(False)).limit(1)
+    return s.execute(q).first() is not None
 
 
 def claim_conversation(conn, conv_id: int, owner: str) -> None:
@@ -100,7 +106,8 @@ def claim_conversation(conn, conv_id: int, owner: str) -> None:
     has an owner (a claim never takes a conversation from someone)."""
     if not owner:
         raise ValueError("a claim needs an owner")
-    result = conn.execute(update(_CONVS).where(_CONVS.c.id == conv_id, _CONVS.c.owner.is_(None)).values(owner=owner))
+    result = conn.execute(update(_CONVS).where(_CONVS.c.id == conv_id, _CONVS.c.owner.is_(None), _CONVS.c.pending.is_(False))
+                          .values(owner=owner))
     if result.rowcount != 1:
         raise NotFound(f"conversation {conv_id} does not exist or already has an owner")
 
@@ -166,7 +173,8 @@ _SELECT_CONV = select(_CONVS).where(_CONVS.c.id == bindparam("b_conv"))
 
 
 def _conv_select(owned: bool, lock: bool):
-    q = _SELECT_CONV.where(_CONVS.c.owner == bindparam("b_owner") if owned else _CONVS.c.owner.is_(None))
+    q = _SELECT_CONV.where(_CONVS.c.owner == bindparam("b_owner") if owned else _CONVS.c.owner.is_(None),
+                           _CONVS.c.pending.is_(False))
     return q.with_for_update() if lock else q
 
 
@@ -370,3 +378,38 @@ def load_misses(s: Session, conv_id: int) -> list[MissRow]:
 def load_events(s: Session, conv_id: int) -> list[MemoryEvent]:
     """Pins, unpins, restores and refused pins, oldest first (to rebuild the memory's timeline)."""
     return list(s.scalars(select(MemoryEvent).where(MemoryEvent.conversation_id == conv_id).order_by(MemoryEvent.id)))
+
+
+# ----- imports written in chunks ---------------------------------------------------------------
+
+
+def insert_rows(conn, table_name: str, rows: list[dict]) -> None:
+    """Insert prepared rows into one of the conversation tables (one executemany)."""
+    if rows:
+        conn.execute(insert(Base.metadata.tables[table_name]), rows)
+
+
+def reveal(conn, conv_id: int, step: int, dropped: int) -> int:
+    """Make a pending conversation visible with its final clock; returns its version."""
+    result = conn.execute(update(_CONVS).where(_CONVS.c.id == conv_id, _CONVS.c.pending.is_(True))
+                          .values(pending=False, step=step, version=1, dropped_cites=dropped, updated_at=utcnow()))
+    if result.rowcount != 1:
+        raise NotFound(f"pending conversation {conv_id} does not exist")
+    return 1
+
+
+def pending_conversations(conn, before) -> list[int]:
+    """Ids of pending conversations created before ``before`` (imports cut off by a crash)."""
+    return list(conn.execute(select(_CONVS.c.id).where(_CONVS.c.pending.is_(True), _CONVS.c.created_at < before)).scalars())
+
+
+def delete_some(conn, conv_id: int, limit: int) -> int:
+    """Delete up to ``limit`` rows of a conversation's children (logs first, turns last), or the
+    conversation itself when none are left; returns how many rows went (0: nothing was left)."""
+    for model in (MissRow, FeedbackRow, MemoryEvent, EvictionRow, CitationRow, Turn):
+        table = model.__table__
+        ids = select(table.c.id).where(table.c.conversation_id == conv_id).limit(limit).scalar_subquery()
+        n = conn.execute(delete(table).where(table.c.id.in_(ids))).rowcount
+        if n:
+            return n
+    return conn.execute(delete(_CONVS).where(_CONVS.c.id == conv_id)).rowcount
