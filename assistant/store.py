@@ -56,21 +56,16 @@ def open_store(url: str | None = None, *, migrate: bool = True) -> "MemoryStore"
 
 def load_layer(s: Session | Connection, conv: Conversation | Row) -> MemoryLayer:
     """Rebuild a conversation's memory state from the database alone."""
-    return MemoryLayer.from_state(
-        repo.settings_of(conv),
-        repo.load_turn_states(s, conv.id),
-        repo.load_citations(s, conv.id),
-        repo.load_feedback(s, conv.id),
-        step=conv.step,
-    )
+    return MemoryLayer.from_state(repo.settings_of(conv), repo.load_turn_states(s, conv.id),
+                                  repo.load_citations(s, conv.id), repo.load_feedback(s, conv.id), step=conv.step)
 
 
 @dataclass
 class Tx:
     """One unit of work on one conversation: layer operations that also write their rows.
 
-    ``conn`` is the transaction's Core connection; ``conv`` the conversation's row as it was when
-    the unit of work began (change it with ``update``)."""
+    ``conn`` is the transaction's Core connection (an import's ``Recorder`` while it is built);
+    ``conv`` the conversation's row as it was when the unit of work began (change it with ``update``)."""
 
     conn: Connection
     conv: Row
@@ -180,7 +175,7 @@ class Reader:
         return repo.turn_flags(self._session, conv_id, exclude=exclude)
 
     def turn_texts(self, conv_id: int, seqs: list[int]) -> Iterator[Row]:
-        """(seq, role, content, embedding, embedding_dim, id, created_at) of the turns ``seqs``."""
+        """(seq, role, content, embedding, embedding_dim, id, created_at, embedding_model) of the turns ``seqs``."""
         return repo.turn_texts(self._session, conv_id, seqs)
 
 
@@ -204,8 +199,7 @@ class MemoryStore:
             return self._locks.setdefault(conv_id, threading.Lock())
 
     def close(self) -> None:
-        """Close the database's connections (the store may be opened again by ``open_store``)."""
-        self.engine.dispose()
+        self.engine.dispose()  # the store may be opened again by ``open_store``
 
     # ----- conversations -------------------------------------------------------------------
     def create(self, title: str, settings: MemorySettings | None = None, *, owner: str | None = None, auto_restore: bool = False) -> int:
@@ -235,8 +229,7 @@ class MemoryStore:
         self._cache.pop(conv_id)
 
     def claim(self, conv_id: int, *, owner: str) -> None:
-        """Give an owner-less conversation to ``owner`` (the explicit step that makes a conversation
-        from before sign-in private). ``NotFound`` if it does not exist or already has an owner."""
+        """Give an owner-less conversation (from before sign-in) to ``owner``; ``NotFound`` if it has one."""
         with _storage_errors(), self.engine.begin() as conn:
             repo.claim_conversation(conn, conv_id, owner)
 
@@ -257,10 +250,15 @@ class MemoryStore:
             tx.layer = MemoryLayer.from_state(settings, tx.layer.turns(), tx.layer.citations(), tx.layer.feedback_values(), step=tx.layer.step)
             return tx.enforce("settings")
 
+    def save_vectors(self, conv_id: int, vectors: list[tuple[int, bytes, str, int]]) -> None:
+        """Store vectors (seq, packed, model, dim) of stored turns; no version bump (the memory is the same)."""
+        for start in range(0, len(vectors), 500):
+            with _storage_errors(), self.engine.begin() as conn:
+                repo.set_vectors(conn, conv_id, vectors[start:start + 500])
+
     # ----- imports, written in short transactions ------------------------------------------
     def begin_import(self, title: str, settings: MemorySettings, *, owner: str | None = None) -> Row:
-        """A new, pending conversation: invisible to every read and unit of work until
-        ``reveal_import``; its rows are written with ``write_rows``, each call its own transaction."""
+        """A new, pending conversation (invisible until ``reveal_import``), filled by ``write_rows``."""
         MemoryLayer(settings)
         with _storage_errors(), self.engine.begin() as conn:
             return repo.create_conversation(conn, title, settings, owner=owner, pending=True)

@@ -259,3 +259,42 @@ def test_a_reused_id_never_gets_the_deleted_conversations_layer(db_url):
         pytest.skip("the backend did not reuse the id")
     with mine.transaction(again) as tx:
         assert [t.tokens for t in tx.layer.turns()] == [7]
+
+
+class CountingEmbedder(HashEmbedder):
+    """HashEmbedder that counts the texts it embeds (under another model name and size if asked)."""
+
+    def __init__(self, dim: int = 64, name: str = "hash-bow"):
+        super().__init__(dim)
+        self.model_name, self.texts = name, []
+
+    def encode(self, texts):
+        self.texts += [texts] if isinstance(texts, str) else list(texts)
+        return super().encode(texts)
+
+
+def _vectors(store, conv):
+    with store.engine.connect() as c:
+        return c.execute(select(Turn.seq, Turn.embedding_model, Turn.embedding_dim).where(Turn.conversation_id == conv)
+                         .order_by(Turn.seq)).all()
+
+
+def test_imported_turns_are_embedded_once_and_again_only_for_another_model(store, counter):
+    lines = [f'{{"role": "{"user" if i % 2 == 0 else "assistant"}", "content": "imported turn {i} on topic {i}"}}' for i in range(12)]
+    conv = replay(store, T.parse("\n".join(lines)), counter, MemorySettings(budget=10**6), atomic=True).conversation_id
+    assert {m for _, m, _ in _vectors(store, conv)} == {None}  # an import stores no vectors
+
+    first = CountingEmbedder()
+    ChatService(store, FakeLLM(), first, counter).ask(conv, "what was turn 3 about?")
+    assert sum(t.startswith("imported turn") for t in first.texts) == 12
+    assert {(m, d) for _, m, d in _vectors(store, conv)} == {("hash-bow", 64)}
+
+    again = CountingEmbedder()  # another process: reads the stored vectors, embeds only the new texts
+    ChatService(store, FakeLLM(), again, counter).ask(conv, "and turn 5?")
+    assert not any(t.startswith("imported turn") for t in again.texts)
+
+    other = CountingEmbedder(dim=32, name="another-model")  # a model change: re-embedded, no mixed lengths
+    result = ChatService(store, FakeLLM(), other, counter).ask(conv, "and turn 7?")
+    assert result.answer_turn is not None
+    assert sum(t.startswith("imported turn") for t in other.texts) == 12
+    assert {(m, d) for seq, m, d in _vectors(store, conv) if seq <= 16} == {("another-model", 32)}
