@@ -298,3 +298,42 @@ def test_imported_turns_are_embedded_once_and_again_only_for_another_model(store
     assert result.answer_turn is not None
     assert sum(t.startswith("imported turn") for t in other.texts) == 12
     assert {(m, d) for seq, m, d in _vectors(store, conv) if seq <= 16} == {("another-model", 32)}
+
+
+# ----- model output ------------------------------------------------------------------------------
+
+
+def test_model_output_past_the_cap_is_a_bad_response(fake_openai, monkeypatch):
+    from assistant import llm
+    from assistant.errors import BadResponse
+    from tests.fake_openai import Text
+
+    monkeypatch.setattr(llm, "MAX_OUTPUT_CHARS", 100)
+    client = llm.LLMClient(llm.LLMConfig(backend="compatible", base_url=fake_openai.base_url, api_key="sk-fake",
+                                         model="fake-model", timeout=2.0, max_retries=0))
+    messages = [{"role": "user", "content": "hi"}]
+    fake_openai.reply("x" * 100, "y" * 101)
+    assert client.complete(messages) == "x" * 100
+    with pytest.raises(BadResponse, match="100 characters"):
+        client.complete(messages)
+    fake_openai.enqueue(Text("z" * 150, chunk_size=10))
+    got = []
+    with pytest.raises(BadResponse, match="100 characters"):
+        for delta in client.stream(messages):
+            got.append(delta)
+    assert len("".join(got)) <= 100
+
+
+def test_deeply_nested_retrieval_output_is_an_llm_error_not_a_recursion_error(store, counter):
+    from assistant.errors import BadResponse
+
+    llm = FakeLLM()
+    svc = ChatService(store, llm, HashEmbedder(), counter)
+    conv = store.create("c")
+    svc.ask(conv, "apples grow in the orchard")
+    llm.enqueue('{"turns": ' + "[" * 100_000)
+    with pytest.raises(BadResponse, match="nested too deeply|characters long"):
+        svc.ask(conv, "where do apples grow?")
+    llm.enqueue("[" * 5000)
+    with pytest.raises(BadResponse, match="nested too deeply"):
+        svc.ask(conv, "where do apples grow, again?")
