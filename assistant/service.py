@@ -132,9 +132,9 @@ class ChatService:
             raise EmptyMessage("The message is empty: nothing was sent.")
         if len(message) > MAX_MESSAGE_CHARS:
             raise ValueError(f"The message has {len(message):,} characters; the limit is {MAX_MESSAGE_CHARS:,}. Nothing was stored.")
-        vec = self._embed(message)
+        vec, tokens = self._embed(message), self.counter.count(message)  # before the write lock
         with self.store.transaction(conv_id, owner=owner) as tx:
-            t = tx.add_turn("user", message, self.counter.count(message), **self._vector_row(vec))
+            t = tx.add_turn("user", message, tokens, **self._vector_row(vec))
             evictions = tx.enforce("arrival", t.number)
         result = ExchangeResult(conv_id, t.number, evictions=list(evictions), model=self.llm.model,
                                 tokens=self.counter.name, tokens_exact=self.counter.exact)
@@ -179,6 +179,7 @@ class ChatService:
 
     def _record(self, ex: Exchange, retrieval: RetrievalResult, misses: list[Miss], answer: str, avec) -> None:
         r = ex.result
+        tokens, vector = self.counter.count(answer), self._vector_row(avec)  # before the write lock
         with self.store.transaction(r.conversation_id, owner=ex.owner) as tx:
             # checked under the conversation's lock: only the last turn, a user turn, is answered
             # (two tabs retrying the same turn store one answer; the second is refused)
@@ -192,7 +193,7 @@ class ChatService:
                 if restored:
                     r.evictions += tx.restore(m.turn, kind="auto_restore")
                     r.restored.append(m.turn)
-            t = tx.add_turn("assistant", answer, self.counter.count(answer), model=self.llm.model, **self._vector_row(avec))
+            t = tx.add_turn("assistant", answer, tokens, model=self.llm.model, **vector)
             out = tx.cite([(c.turn, c.weight) for c in retrieval.cited], offered=retrieval.offered, answer_turn=t.number)
             r.evictions += tx.enforce("arrival", t.number)
         r.answer_turn, r.answer = t.number, answer

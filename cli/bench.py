@@ -44,13 +44,13 @@ def _params(items: list[str]) -> dict[str, dict[str, float]]:
 
 
 def register(subparsers) -> argparse.ArgumentParser:
-    """Add ``bench`` (with ``locomo``, ``synthetic``, ``speed``) to an argparse subparsers object."""
+    """Add ``bench`` (with ``locomo``, ``synthetic``, ``speed``, ``pages``) to an argparse subparsers object."""
     bench = subparsers.add_parser(
         "bench",
         help="benchmarks: eviction quality (LoCoMo, synthetic) and speed",
         description="Benchmarks of the memory layer. See `lagmem bench <name> --help`.",
     )
-    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,synthetic,speed}", required=True)
+    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,synthetic,speed,pages}", required=True)
 
     p = sub.add_parser(
         "locomo",
@@ -121,6 +121,11 @@ def register(subparsers) -> argparse.ArgumentParser:
     from bench.speed import add_arguments
 
     add_arguments(sp)
+    from bench import pages
+
+    pg = sub.add_parser("pages", help="long conversations: import time, write-lock time, chat and inspector draw time",
+                        description=pages.__doc__.split("\n\n")[1], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    pages.add_arguments(pg)
     return bench
 
 

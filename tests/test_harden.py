@@ -337,3 +337,14 @@ def test_deeply_nested_retrieval_output_is_an_llm_error_not_a_recursion_error(st
     llm.enqueue("[" * 5000)
     with pytest.raises(BadResponse, match="nested too deeply"):
         svc.ask(conv, "where do apples grow, again?")
+
+
+def test_bench_pages_prints_import_lock_and_draw_times(tmp_path, capsys):
+    out = tmp_path / "pages.json"
+    assert main(["bench", "pages", "--turns", "40", "--draws", "1", "--json", str(out)]) == 0
+    import json
+
+    (r,) = json.loads(out.read_text())["results"]
+    assert r["turns"] == 40 and r["write_transactions"] >= 2  # turns, citations (no evictions under 2,000 tokens)
+    assert r["chat_draw_s"] > 0 and r["inspector_draw_s"] > 0 and r["longest_write_s"] > 0
+    assert "inspector s" in capsys.readouterr().out
