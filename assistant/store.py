@@ -185,9 +185,8 @@ class MemoryStore:
     def __init__(self, engine: Engine):
         self.engine = engine  # for the load test and the tests; the product goes through the methods
         self.reader = read_engine(engine)
-        # conversation id -> ((created_at, version), layer). The id alone is not enough: SQLite
-        # reuses a deleted conversation's id, and a layer is only valid for the same conversation
-        # (created_at) at the same version. Bounded by an estimate of the layers' bytes.
+        # conversation id -> ((created_at, version), layer): SQLite reuses a deleted conversation's
+        # id, so a layer is valid only for the same creation at the same version. Bounded by bytes.
         self._cache = ByteCache(LAYER_CACHE_BYTES)
         # settings for new conversations (the runtime lowers the budget for the small local model)
         self.default_settings = MemorySettings()
@@ -223,10 +222,12 @@ class MemoryStore:
             tx.update(title=title)
 
     def delete(self, conv_id: int, *, owner: str | None = None) -> None:
+        """Gone for everyone in one short transaction (hidden as pending), then deleted in chunks."""
         with _storage_errors(), Session(self.engine) as s, s.begin():
             repo.get_conversation(s, conv_id, owner=owner, lock=True)
-            repo.delete_conversation(s, conv_id)
+            repo.update_conversation(s, conv_id, pending=True)
         self._cache.pop(conv_id)
+        self.discard_import(conv_id)
 
     def claim(self, conv_id: int, *, owner: str) -> None:
         """Give an owner-less conversation (from before sign-in) to ``owner``; ``NotFound`` if it has one."""
@@ -259,7 +260,6 @@ class MemoryStore:
     # ----- imports, written in short transactions ------------------------------------------
     def begin_import(self, title: str, settings: MemorySettings, *, owner: str | None = None) -> Row:
         """A new, pending conversation (invisible until ``reveal_import``), filled by ``write_rows``."""
-        MemoryLayer(settings)
         with _storage_errors(), self.engine.begin() as conn:
             return repo.create_conversation(conn, title, settings, owner=owner, pending=True)
 
@@ -275,7 +275,8 @@ class MemoryStore:
         self._keep(conv, version, layer)
 
     def discard_import(self, conv_id: int, chunk: int = 5000) -> None:
-        """Delete a pending import's rows, ``chunk`` rows per transaction (never a long lock)."""
+        """Delete a pending conversation's rows, ``chunk`` per transaction (never a long lock); one
+        cut off by a crash is still pending, and swept."""
         while True:
             with _storage_errors(), self.engine.begin() as conn:
                 if not repo.delete_some(conn, conv_id, chunk):

@@ -316,14 +316,6 @@ def bump(conn, conv_id: int, version: int, step: int, dropped: int = 0) -> int:
     return version + 1
 
 
-def delete_conversation(s: Session, conv_id: int) -> None:
-    # Child tables first: SQLite enforces ON DELETE CASCADE only with foreign keys on, and an
-    # explicit order also keeps composite foreign keys happy on every backend.
-    for model in (MissRow, FeedbackRow, MemoryEvent, EvictionRow, CitationRow, Turn):
-        s.execute(delete(model).where(model.conversation_id == conv_id))
-    s.execute(delete(Conversation).where(Conversation.id == conv_id))
-
-
 def turn_rows(s: Session, conv_id: int, *, vectors: bool = True) -> list[Turn]:
     """A conversation's turns in order; ``vectors=False`` leaves the embeddings unread."""
     q = select(Turn).where(Turn.conversation_id == conv_id).order_by(Turn.seq)
