@@ -95,8 +95,7 @@ class StorageError(LagmemError):
 
 
 class AlreadyAnswered(LagmemError):
-    """The user turn an answer was for is no longer the unanswered last turn (another tab answered
-    it, or another message followed it): the answer is not stored, so a turn never gets two."""
+    """The user turn an answer was for has been answered meanwhile (another tab retried it): the
+    answer is not stored, so a turn never gets two."""
 
-    default_message = ("This message was answered meanwhile (another tab or window?), or a newer "
-                       "message followed it: this answer was not stored.")
+    default_message = "This message was answered meanwhile (in another tab or window?): this answer was not stored."

@@ -181,10 +181,9 @@ class ChatService:
         r = ex.result
         tokens, vector = self.counter.count(answer), self._vector_row(avec)  # before the write lock
         with self.store.transaction(r.conversation_id, owner=ex.owner) as tx:
-            # checked under the conversation's lock: only the last turn, a user turn, is answered
-            # (two tabs retrying the same turn store one answer; the second is refused)
-            last = tx.layer.step
-            if last != r.user_turn or tx.layer.turn(last).role != "user":
+            # checked under the conversation's lock (and by a unique key): a user turn gets one
+            # answer, so two tabs retrying the same turn store one; the second is refused
+            if tx.layer.turn(r.user_turn).role != "user" or tx.answered(r.user_turn):
                 raise AlreadyAnswered()
             auto = tx.conv.auto_restore
             for m in misses:
@@ -193,7 +192,7 @@ class ChatService:
                 if restored:
                     r.evictions += tx.restore(m.turn, kind="auto_restore")
                     r.restored.append(m.turn)
-            t = tx.add_turn("assistant", answer, tokens, model=self.llm.model, **vector)
+            t = tx.add_turn("assistant", answer, tokens, model=self.llm.model, reply_to=r.user_turn, **vector)
             out = tx.cite([(c.turn, c.weight) for c in retrieval.cited], offered=retrieval.offered, answer_turn=t.number)
             r.evictions += tx.enforce("arrival", t.number)
         r.answer_turn, r.answer = t.number, answer

@@ -44,8 +44,7 @@ from .dberrors import storage_errors as _storage_errors
 __all__ = ["MemoryStore", "MemoryView", "NotFound", "OwnerScope", "Reader", "Tx", "default_url", "open_store"]
 
 
-LAYER_CACHE_BYTES = 256 * 1024 * 1024  # rebuilt layers kept per process
-LAYER_BYTES_PER_STEP = 600  # a layer's RAM per turn, with its share of citations (measured order)
+LAYER_CACHE_BYTES, LAYER_BYTES_PER_STEP = 256 * 1024 * 1024, 600  # per process; a layer's RAM per turn (estimate)
 
 
 def open_store(url: str | None = None, *, migrate: bool = True) -> "MemoryStore":
@@ -84,6 +83,9 @@ class Tx:
         t = self.layer.add_turn(role, tokens)
         repo.insert_turn(self.conn, self.conv_id, t, content, **row)
         return t
+
+    def answered(self, user_turn: int) -> bool:
+        return repo.answered(self.conn, self.conv_id, user_turn)
 
     def cite(self, turns: Iterable[int | tuple[int, float]], *, offered=None, source="retrieval", answer_turn=None) -> CiteOutcome:
         out = self.layer.cite(turns, offered=offered, source=source, answer_turn=answer_turn)
@@ -275,18 +277,16 @@ class MemoryStore:
         self._keep(conv, version, layer)
 
     def discard_import(self, conv_id: int, chunk: int = 5000) -> None:
-        """Delete a pending conversation's rows, ``chunk`` per transaction (never a long lock); one
-        cut off by a crash is still pending, and swept."""
+        """Delete a pending conversation, ``chunk`` rows per transaction (never a long write lock)."""
         while True:
             with _storage_errors(), self.engine.begin() as conn:
                 if not repo.delete_some(conn, conv_id, chunk):
                     return
 
     def sweep_imports(self, older_than_seconds: float = 3600.0) -> int:
-        """Discard pending imports older than this (cut off by a crash); returns how many."""
-        before = repo.utcnow() - timedelta(seconds=older_than_seconds)
+        """Discard pending conversations older than this (an import or delete cut off by a crash)."""
         with self.reader.connect() as conn:
-            stale = repo.pending_conversations(conn, before)
+            stale = repo.pending_conversations(conn, repo.utcnow() - timedelta(seconds=older_than_seconds))
         for conv_id in stale:
             self.discard_import(conv_id)
         return len(stale)

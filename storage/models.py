@@ -63,7 +63,10 @@ class Conversation(Base):
 
 class Turn(Base):
     __tablename__ = "turns"
-    __table_args__ = (UniqueConstraint("conversation_id", "seq", name="uq_turn_seq"),)
+    # one answer per user turn: ``reply_to`` is the user turn an assistant turn answers (NULL for
+    # user turns, imported turns and answers stored before it existed; NULLs never collide)
+    __table_args__ = (UniqueConstraint("conversation_id", "seq", name="uq_turn_seq"),
+                      UniqueConstraint("conversation_id", "reply_to", name="uq_turn_reply_to"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     conversation_id: Mapped[int] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"), index=True)
@@ -80,6 +83,7 @@ class Turn(Base):
     embedding: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
     embedding_model: Mapped[str | None] = mapped_column(String(200), default=None)
     embedding_dim: Mapped[int | None] = mapped_column(Integer, default=None)
+    reply_to: Mapped[int | None] = mapped_column(Integer, default=None)
 
 
 def _turn_fk() -> ForeignKeyConstraint:

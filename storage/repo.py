@@ -205,6 +205,7 @@ def insert_turn(
     embedding: bytes | None = None,
     embedding_model: str | None = None,
     embedding_dim: int | None = None,
+    reply_to: int | None = None,
 ) -> None:
     conn.execute(
         _INSERT_TURN,
@@ -223,8 +224,15 @@ def insert_turn(
             "embedding": embedding,
             "embedding_model": embedding_model,
             "embedding_dim": embedding_dim,
+            "reply_to": reply_to,
         },
     )
+
+
+def answered(conn, conv_id: int, user_turn: int) -> bool:
+    """Has an answer been stored for this user turn? (Its answer names it in ``reply_to``.)"""
+    q = select(_TURNS.c.id).where(_TURNS.c.conversation_id == conv_id, _TURNS.c.reply_to == user_turn).limit(1)
+    return conn.execute(q).first() is not None
 
 
 def sync_turn(conn, conv_id: int, t: TurnState) -> None:
