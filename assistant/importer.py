@@ -25,8 +25,8 @@ from memory.layer import MemoryLayer
 
 from .store import MemoryStore
 
-CHUNK_ROWS = 2000  # rows per write transaction
-CHUNK_CHARS = 2_000_000  # text per write transaction (turns can hold megabytes each)
+CHUNK_ROWS = 1000  # rows per write transaction, each holding the write lock (`lagmem bench pages` times it)
+CHUNK_CHARS = 1_000_000  # text per write transaction (turns can hold megabytes each)
 
 
 class Draft:
@@ -54,11 +54,17 @@ class Recorder:
 
 @dataclass
 class WriteStats:
-    """How the rows went in: chunks (transactions) and the longest one, in seconds."""
+    """How the rows went in: chunks (transactions), the longest one in seconds, per table too."""
 
     chunks: int = 0
     longest_s: float = 0.0
     rows: dict[str, int] = field(default_factory=dict)
+    longest_by_table: dict[str, float] = field(default_factory=dict)
+
+    def timed(self, table: str, seconds: float) -> None:
+        self.chunks += 1
+        self.longest_s = max(self.longest_s, seconds)
+        self.longest_by_table[table] = round(max(self.longest_by_table.get(table, 0.0), seconds), 3)
 
 
 def _chunks(rows: list[dict]):
@@ -91,11 +97,10 @@ def write_import(store: MemoryStore, conv, recorder: Recorder, layer: MemoryLaye
             for chunk in _chunks(rows):
                 t0 = time.perf_counter()
                 store.write_rows(name, chunk)
-                stats.chunks += 1
-                stats.longest_s = max(stats.longest_s, time.perf_counter() - t0)
+                stats.timed(name, time.perf_counter() - t0)
         t0 = time.perf_counter()
         store.reveal_import(conv, layer, dropped)
-        stats.longest_s = max(stats.longest_s, time.perf_counter() - t0)
+        stats.timed("conversations", time.perf_counter() - t0)
     except BaseException:
         store.discard_import(conv.id)
         raise

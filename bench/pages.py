@@ -82,7 +82,8 @@ def import_size(url: str, turns: int) -> dict:
         store.close()
     return {"turns": turns, "bytes": len(text.encode()), "conversation": log.conversation_id,
             "import_s": round(seconds, 3), "import_s_per_1000": round(seconds / turns * 1000, 3),
-            "write_transactions": log.write.chunks, "longest_write_s": round(log.write.longest_s, 3)}
+            "write_transactions": log.write.chunks, "longest_write_s": round(log.write.longest_s, 3),
+            "longest_write_by_table": log.write.longest_by_table}
 
 
 def draw_times(url: str, conv: int, draws: int, timeout: float) -> dict:
