@@ -27,6 +27,10 @@ from .store import MemoryStore
 
 CHUNK_ROWS = 1000  # rows per write transaction, each holding the write lock (`lagmem bench pages` times it)
 CHUNK_CHARS = 1_000_000  # text per write transaction (turns can hold megabytes each)
+# SQLite has no queue for its write lock: a waiting writer's busy handler sleeps and retries (at
+# most 100 ms apart), so chunks written back to back could starve it for the whole import. A pause
+# longer than the longest retry interval between chunks lets every waiting writer in.
+PAUSE_S = 0.1
 
 
 class Draft:
@@ -90,11 +94,14 @@ def write_import(store: MemoryStore, conv, recorder: Recorder, layer: MemoryLaye
         for row in rows:
             row["conversation_id"] = conv.id
     order = ["turns"] + [name for name in recorder.rows if name != "turns"]  # logs name turns: turns first
+    pause = PAUSE_S if store.engine.dialect.name == "sqlite" else 0.0  # elsewhere locks are per row
     try:
         for name in order:
             rows = recorder.rows.get(name, [])
             stats.rows[name] = len(rows)
             for chunk in _chunks(rows):
+                if stats.chunks:
+                    time.sleep(pause)
                 t0 = time.perf_counter()
                 store.write_rows(name, chunk)
                 stats.timed(name, time.perf_counter() - t0)

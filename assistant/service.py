@@ -146,7 +146,8 @@ class ChatService:
         last = self.store.pending_user_turn(conv_id, owner=owner)
         if last is None:
             return None
-        vec = unpack_vector(last.embedding, last.embedding_dim) if last.embedding else self._embed(last.content)
+        same_model = last.embedding and last.embedding_model == self.embedder.model_name
+        vec = unpack_vector(last.embedding, last.embedding_dim) if same_model else self._embed(last.content)
         result = ExchangeResult(conv_id, last.seq, model=self.llm.model, tokens=self.counter.name, tokens_exact=self.counter.exact)
         return Exchange(self, result, last.content, vec, time.perf_counter(), owner)
 

@@ -7,8 +7,10 @@ then the chat page and the memory inspector are drawn headless (Streamlit's AppT
 conversation, once to warm up and then ``--draws`` times, each draw timed.
 
 Reported per size: import seconds and seconds per 1,000 turns (parse + layer + write), the
-longest single write transaction of the import (how long it held the database's write lock), and
-the median chat and inspector draw. No model is called (a draw does not ask one); the embedder is
+longest single write transaction of the import (timed around the commit, so a WAL checkpoint the
+commit runs counts too), the longest wait of another writer on the same file that takes the write
+lock every 20 ms during the import (what another user would feel), and the median chat and
+inspector draw. No model is called (a draw does not ask one); the embedder is
 ``bench.fakes.HashEmbedder``. Goals (issue 12): import <= 2 s per 1,000 turns and linear, no write
 transaction > 1 s, inspector draw <= 1 s at 10,000 turns and <= 3 s at 100,000.
 """
@@ -17,8 +19,10 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import statistics
 import sys
+import threading
 import tempfile
 import time
 from pathlib import Path
@@ -64,6 +68,20 @@ class NoModel:
         raise RuntimeError("bench pages does not call the model")
 
 
+def _probe(path: str, stop: threading.Event, waits: list[float]) -> None:
+    """Another writer on the same file: takes and drops the write lock every 20 ms, timing the wait."""
+    con = sqlite3.connect(path, timeout=120, isolation_level=None)
+    try:
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            con.execute("BEGIN IMMEDIATE")
+            waits.append(time.perf_counter() - t0)
+            con.execute("ROLLBACK")
+            time.sleep(0.02)
+    finally:
+        con.close()
+
+
 def import_size(url: str, turns: int) -> dict:
     from assistant.replay import replay, settings_from
     from assistant.store import open_store
@@ -73,17 +91,23 @@ def import_size(url: str, turns: int) -> dict:
     text = saved_file(turns)
     counter = make_token_counter(None)
     store = open_store(url)
+    stop, waits = threading.Event(), []
+    probe = threading.Thread(target=_probe, args=(url.removeprefix("sqlite:///"), stop, waits), daemon=True)
+    probe.start()
     try:
         t0 = time.perf_counter()
         t = T.parse(text)
         log = replay(store, t, counter, settings_from(t.header), title="long conversation", atomic=True)
         seconds = time.perf_counter() - t0
     finally:
+        stop.set()
+        probe.join()
         store.close()
     return {"turns": turns, "bytes": len(text.encode()), "conversation": log.conversation_id,
             "import_s": round(seconds, 3), "import_s_per_1000": round(seconds / turns * 1000, 3),
             "write_transactions": log.write.chunks, "longest_write_s": round(log.write.longest_s, 3),
-            "longest_write_by_table": log.write.longest_by_table}
+            "longest_write_by_table": log.write.longest_by_table,
+            "other_writer_max_wait_s": round(max(waits, default=0.0), 3), "other_writer_locks": len(waits)}
 
 
 def draw_times(url: str, conv: int, draws: int, timeout: float) -> dict:
@@ -115,7 +139,7 @@ def draw_times(url: str, conv: int, draws: int, timeout: float) -> dict:
 def cmd_pages(args) -> int:
     sizes = [int(x) for x in args.turns.split(",") if x.strip()]
     results = []
-    print(f"{'turns':>8} {'import s':>9} {'s/1000':>7} {'write tx':>9} {'longest tx s':>13} {'chat s':>7} {'inspector s':>12}")
+    print(f"{'turns':>8} {'import s':>9} {'s/1000':>7} {'write tx':>9} {'longest tx s':>13} {'other wait s':>13} {'chat s':>7} {'inspector s':>12}")
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="lagmem-pages-") as tmp:
             url = f"sqlite:///{Path(tmp) / 'pages.db'}"
@@ -124,7 +148,7 @@ def cmd_pages(args) -> int:
                 r.update(draw_times(url, r["conversation"], args.draws, args.draw_timeout))
         results.append(r)
         print(f"{n:>8} {r['import_s']:>9.2f} {r['import_s_per_1000']:>7.3f} {r['write_transactions']:>9} "
-              f"{r['longest_write_s']:>13.3f} {r.get('chat_draw_s', float('nan')):>7.3f} {r.get('inspector_draw_s', float('nan')):>12.3f}",
+              f"{r['longest_write_s']:>13.3f} {r['other_writer_max_wait_s']:>13.3f} {r.get('chat_draw_s', float('nan')):>7.3f} {r.get('inspector_draw_s', float('nan')):>12.3f}",
               flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps({"results": results, "python": sys.version.split()[0]}, indent=2), encoding="utf-8")

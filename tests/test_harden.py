@@ -358,3 +358,12 @@ def test_bench_pages_prints_import_lock_and_draw_times(tmp_path, capsys):
     assert r["turns"] == 40 and r["write_transactions"] >= 2  # turns, citations (no evictions under 2,000 tokens)
     assert r["chat_draw_s"] > 0 and r["inspector_draw_s"] > 0 and r["longest_write_s"] > 0
     assert "inspector s" in capsys.readouterr().out
+
+
+def test_a_retry_after_a_model_change_embeds_the_message_with_the_new_model(store, counter):
+    conv = store.create("c")
+    ChatService(store, FakeLLM(), HashEmbedder(), counter).ask(conv, "apples grow in the orchard")
+    ChatService(store, FakeLLM(), HashEmbedder(), counter).send(conv, "where do apples grow?")  # its answer failed
+    other = CountingEmbedder(dim=32, name="another-model")
+    result = ChatService(store, FakeLLM(), other, counter).answer_pending(conv).run()
+    assert result.answer_turn == 4 and "where do apples grow?" in other.texts
