@@ -191,8 +191,7 @@ class MemoryStore:
         # id -> ((created_at, version), layer): SQLite reuses a deleted conversation's id, so a
         # layer is valid only for the same creation at the same version
         self._cache = ByteCache(LAYER_CACHE_BYTES)
-        # settings for new conversations (the runtime lowers the budget for the small local model)
-        self.default_settings = MemorySettings()
+        self.default_settings = MemorySettings()  # for new conversations (the runtime may lower the budget)
         self._locks: dict[int, threading.Lock] = {}
         self._guard = threading.Lock()
 
