@@ -84,3 +84,13 @@ def test_two_users_cannot_see_or_steer_each_others_conversations(signed_in):
             act()
     with Session(runtime.get_store().engine) as s:
         assert s.scalars(select(Turn.content).where(Turn.conversation_id == ana_conv.id)).first() == "Ana's locker code is 4471"
+
+
+def test_without_sign_in_the_app_refuses_to_run_once_a_conversation_is_private(monkeypatch, db_url):
+    monkeypatch.setenv("LAGMEM_DATABASE_URL", db_url)
+    svc = runtime.get_service(llm=FakeLLM(), embedder=HashEmbedder())
+    svc.store.create("ana's secret plans", owner="ana@example.org")
+    for page in (None, INSPECTOR):  # sign-in not configured (say, the secrets file went missing)
+        at = run(page)
+        assert any("sign-in is not configured" in e.value for e in at.error)
+        assert not at.chat_input and "ana's secret plans" not in str(at.sidebar)

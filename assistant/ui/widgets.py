@@ -100,7 +100,14 @@ def store() -> MemoryStore:
     _loading(url)  # start loading the service in the background on the first page view
     shared = runtime.get_store(url)
     owner = current_owner()
-    return OwnerScope(shared, owner) if owner else shared
+    if owner:
+        return OwnerScope(shared, owner)
+    if shared.any_owned():  # private conversations exist, but sign-in is off: refuse, do not guess
+        st.title("lagmem", anchor=False)
+        st.error("This database holds private conversations, but sign-in is not configured (is the app's "
+                 "secrets file missing?). Configure sign-in to use the app; nothing was shown or changed.")
+        st.stop()
+    return shared
 
 
 # ----- sign-in (private conversations) ------------------------------------------------------
