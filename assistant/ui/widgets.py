@@ -19,13 +19,12 @@ import streamlit as st
 from memory import transcript as T
 from memory.policies import POLICIES
 from memory.types import MemorySettings
-from storage.db import default_url
 
 from .. import runtime
 from ..errors import LLMError
 from ..replay import export_transcript, replay, settings_from
 from ..service import ChatService
-from ..store import MemoryStore, OwnerScope
+from ..store import MemoryStore, OwnerScope, default_url
 from .views import policy_description, shorten
 
 NEW_TITLE = "New conversation"
