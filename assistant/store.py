@@ -39,7 +39,7 @@ from storage.models import Conversation, MemoryEvent, MissRow, Turn
 from storage.repo import NotFound
 
 from .cache import ByteCache
-from .dberrors import storage_errors as _storage_errors
+from .store_errors import storage_errors as _storage_errors
 
 __all__ = ["MemoryStore", "MemoryView", "NotFound", "OwnerScope", "Reader", "Tx", "default_url", "open_store"]
 

@@ -1,5 +1,10 @@
-"""Storage errors in words a user can act on: what the database said (full, read-only, locked)
-mapped to ``StorageError`` at the store's boundary, with the database's exception kept as the cause."""
+"""What the database said when a change could not be saved, in words a user can act on.
+
+The store wraps every write in ``storage_errors()``: a full, read-only or locked database (SQLite's
+messages or PostgreSQL's SQLSTATE) becomes a ``StorageError`` whose text says what happened and what
+to do; anything else is raised unchanged. Only SQLAlchemy's exception types are needed here, so the
+mapping sits apart from the store (the only module that touches ``storage/``).
+"""
 
 from __future__ import annotations
 
