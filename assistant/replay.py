@@ -79,10 +79,9 @@ def _apply(tx: Tx, item, counter: TokenCounter, log: ReplayLog, timeline: bool =
     layer = tx.layer
     if isinstance(item, T.TurnLine):
         tokens = counter.count(item.content)
-        # an answer right after a question answers it (stored as the live chat stores it); the
-        # saved format keeps no later retry's link, so such an answer is stored as answering nothing
-        asked = layer.step if item.role == "assistant" and layer.step and layer.turn(layer.step).role == "user" else None
-        t = tx.add_turn(item.role, item.content, tokens, reply_to=asked)
+        # stored as the live chat stores it: every answer names the question it answers
+        previous = layer.turn(layer.step).role if layer.step else ""
+        t = tx.add_turn(item.role, item.content, tokens, reply_to=T.answers(item, previous))
         log.turns.append({"turn": t.number, "role": t.role, "tokens": tokens})
         if item.cites:
             log.dropped_cites += tx.cite(list(item.cites), answer_turn=t.number, source="replay").dropped

@@ -365,7 +365,7 @@ class MemoryStore:
                     events.setdefault(e.step, []).append(T.EventLine(kind, e.turn, float(e.detail) if kind == "feedback" else None))
             items: list = list(events.get(0, []))
             for row in repo.turn_rows(s, conv_id, vectors=False):
-                items.append(T.TurnLine(row.seq, row.role, row.content, tuple(cites.get(row.seq, ()))))
+                items.append(T.TurnLine(row.seq, row.role, row.content, tuple(cites.get(row.seq, ())), reply_to=row.reply_to))
                 items.extend(events.get(row.seq, []))
         return T.Transcript(header, items)
 

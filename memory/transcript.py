@@ -8,6 +8,8 @@
 
 The header is optional and must be the first line. Turns are numbered 1, 2, 3 ... in file order;
 ``cites`` names earlier turns (an int, or {"turn": n, "weight": w}); events name existing turns.
+An answer answers the user turn just before it, or the earlier user turn its ``reply_to`` names (a
+question answered later, on retry); a question has at most one answer.
 Anything else is refused with the line number and what is wrong: a parser that guesses would
 store half a conversation.
 """
@@ -35,7 +37,7 @@ HEADER_KEYS = {
     "model": str,
 }
 SETTING_KEYS = ("budget", "lag", "policy", "low_watermark", "pin_share", "policy_params")
-TURN_KEYS = {"role", "content", "cites"}
+TURN_KEYS = {"role", "content", "cites", "reply_to"}
 MAX_LINE_CHARS = 8_000_000
 MAX_FILE_CHARS = 64_000_000  # a whole file: bounded work and memory per import
 MAX_TURNS = 200_000
@@ -58,6 +60,7 @@ class TurnLine:
     content: str
     cites: tuple[tuple[int, float], ...] = ()
     line: int = 0
+    reply_to: int | None = None  # set only when it is not the turn just before (see ``answers``)
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,10 @@ def _parse_item(obj: dict, line: int, n_turns: int) -> TurnLine | EventLine:
             raise TranscriptError(line, "content holds a NUL character (\\u0000), which databases cannot store")
         number = n_turns + 1
         cites = _check_cites(obj.get("cites", []), number, line)
-        return TurnLine(number, role, content, cites, line)
+        reply_to = obj.get("reply_to")
+        if reply_to is not None and (role != "assistant" or not _is_int(reply_to) or not 1 <= reply_to < number):
+            raise TranscriptError(line, f"'reply_to' belongs on an answer and names an earlier turn, got {reply_to!r}")
+        return TurnLine(number, role, content, cites, line, reply_to)
     raise TranscriptError(line, "not a turn (role, content), an event (event, turn) or a header (lagmem)")
 
 
@@ -180,6 +186,8 @@ def parse(text: str) -> Transcript:
         raise TranscriptError(0, f"the file has {len(text):,} characters; the limit is {MAX_FILE_CHARS:,}")
     out = Transcript()
     n_turns = 0
+    roles: list[str] = [""]  # by turn number
+    answered: set[int] = set()
     # split on "\n" only: str.splitlines() would also split inside strings holding U+2028 etc.
     for i, raw in enumerate(text.split("\n"), start=1):
         raw = raw.removesuffix("\r")
@@ -205,8 +213,26 @@ def parse(text: str) -> Transcript:
             n_turns += 1
             if n_turns > MAX_TURNS:
                 raise TranscriptError(i, f"more than {MAX_TURNS:,} turns: split the conversation")
+            q = answers(item, roles[-1])
+            if item.reply_to is not None and roles[item.reply_to] != "user":
+                raise TranscriptError(i, f"'reply_to' names turn {item.reply_to}, which is not a user turn")
+            if q in answered:
+                raise TranscriptError(i, f"turn {q} already has an answer: a question gets one")
+            if q is not None:
+                answered.add(q)
+            roles.append(item.role)
         out.items.append(item)
     return out
+
+
+def answers(item: TurnLine, previous_role: str) -> int | None:
+    """The user turn an answer answers: its ``reply_to``, else the turn just before it when that is
+    a user turn; None for a user turn or an answer to nothing."""
+    if item.role != "assistant":
+        return None
+    if item.reply_to is not None:
+        return item.reply_to
+    return item.number - 1 if previous_role == "user" else None
 
 
 def _dumps(obj: dict) -> str:
@@ -223,6 +249,8 @@ def write(t: Transcript) -> str:
             obj: dict = {"role": item.role, "content": item.content}
             if item.cites:
                 obj["cites"] = [n if w == 1.0 else {"turn": n, "weight": w} for n, w in item.cites]
+            if item.reply_to is not None and item.reply_to != item.number - 1:
+                obj["reply_to"] = item.reply_to
         else:
             obj = {"event": item.event, "turn": item.turn}
             if item.event == "feedback":
