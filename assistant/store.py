@@ -33,7 +33,7 @@ from sqlalchemy.orm import Session
 from memory import transcript as T
 from memory.layer import CiteOutcome, MemoryLayer
 from memory.types import EvictionRecord, MemorySettings, PinRefused, TurnState
-from storage import repo
+from storage import chunks, repo
 from storage.db import make_engine, read_engine
 from storage.models import Conversation, MemoryEvent, MissRow, Turn
 from storage.repo import NotFound
@@ -279,25 +279,25 @@ class MemoryStore:
     def write_rows(self, table: str, rows: list[dict]) -> None:
         """One short transaction inserting prepared rows of a pending import."""
         with _storage_errors(), self.engine.begin() as conn:
-            repo.insert_rows(conn, table, rows)
+            chunks.insert_rows(conn, table, rows)
 
     def reveal_import(self, conv: Row, layer: MemoryLayer, dropped: int) -> None:
         """The import's one short final transaction: the conversation appears whole."""
         with _storage_errors(), self.engine.begin() as conn:
-            version = repo.reveal(conn, conv.id, layer.step, dropped)
+            version = chunks.reveal(conn, conv.id, layer.step, dropped)
         self._keep(conv, version, layer)
 
     def discard_import(self, conv_id: int, chunk: int = 5000) -> None:
         """Delete a pending conversation, ``chunk`` rows per transaction (never a long write lock)."""
         while True:
             with _storage_errors(), self.engine.begin() as conn:
-                if not repo.delete_some(conn, conv_id, chunk):
+                if not chunks.delete_some(conn, conv_id, chunk):
                     return
 
     def sweep_imports(self, older_than_seconds: float = 3600.0) -> int:
         """Discard pending conversations older than this (an import or delete cut off by a crash)."""
         with self.reader.connect() as conn:
-            stale = repo.pending_conversations(conn, repo.utcnow() - timedelta(seconds=older_than_seconds))
+            stale = chunks.pending_conversations(conn, repo.utcnow() - timedelta(seconds=older_than_seconds))
         for conv_id in stale:
             self.discard_import(conv_id)
         return len(stale)

@@ -130,7 +130,7 @@ class EvictionRow(Base):
 
 class MemoryEvent(Base):
     """Pin, unpin, restore (and refused pins): what a person or the second chance did; also feedback,
-    and ``answer`` notes (JSON detail: the question a retried answer answers, the limit that cut it)."""
+    and ``answer`` notes (JSON detail: the token limit that cut an answer, ``cut_at``)."""
 
     __tablename__ = "memory_events"
     __table_args__ = (_turn_fk(), Index("ix_events_conv", "conversation_id", "id"))
