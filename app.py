@@ -62,8 +62,8 @@ def chat_page() -> None:
         onboarding.show_intro(view.conv.budget, view.layer.lag)
 
     notes = answer_notes(view)
-    asked = questions(view, notes)
-    waiting = set(unanswered(view, notes)) - ({job.user_turn} if job else set())
+    asked = questions(view)
+    waiting = set(unanswered(view)) - ({job.user_turn} if job else set())
     errors = st.session_state.get(ERRORS, {})
     for m in chat_history(view, shown_numbers(view, waiting)):
         pending = (errors.get((conv_id, m.number)), retry, job is not None or bool(outbox)) if m.number in waiting else None

@@ -108,3 +108,10 @@ class StorageError(LagmemError):
     def __init__(self, message: str | None = None, kind: str = "other") -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class AlreadyAnswered(LagmemError):
+    """The user turn an answer was for has been answered meanwhile (another tab retried it): the
+    answer is not stored, so a turn never gets two."""
+
+    default_message = "This message was answered meanwhile (in another tab or window?): this answer was not stored."

@@ -42,6 +42,7 @@ Message = Mapping[str, Any]
 # invented names at the usual 0.7 (tried on a handful of chat prompts at 0.0 / 0.3 / 0.7).
 ANSWER_TEMPERATURE = {"local": 0.3}
 DEFAULT_ANSWER_TEMPERATURE = 0.7
+MAX_OUTPUT_CHARS = 200_000  # model output accepted per call, whatever max_tokens the server ignored
 
 # How servers say "the prompt does not fit"; OpenAI uses the code, others only prose.
 _CONTEXT_MARKERS = (
@@ -264,6 +265,8 @@ class LLMClient:
             raise self._map(exc, "completion") from exc
         if not isinstance(content, str):
             raise BadResponse(f"{BadResponse.default_message}: the answer had no text content.")
+        if len(content) > MAX_OUTPUT_CHARS:
+            raise BadResponse(f"The model's answer passed {MAX_OUTPUT_CHARS:,} characters: the server ignored the length limit.")
         return content
 
     def stream(
@@ -291,7 +294,7 @@ class LLMClient:
         return self._deltas(sdk_stream, info)
 
     def _deltas(self, sdk_stream: Any, info: dict | None = None) -> Iterator[str]:
-        finished = False
+        finished, size = False, 0
         try:
             for chunk in sdk_stream:
                 if not chunk.choices:  # usage-only or keep-alive chunks
@@ -304,6 +307,9 @@ class LLMClient:
                 delta = choice.delta
                 text = getattr(delta, "content", None) if delta is not None else None
                 if text:
+                    size += len(text)
+                    if size > MAX_OUTPUT_CHARS:
+                        raise BadResponse(f"The model's answer passed {MAX_OUTPUT_CHARS:,} characters: the server ignored the length limit.")
                     yield text
             if not finished:
                 # Every server we target ends with a finish_reason; a stream without one was

@@ -2,8 +2,8 @@
 
 A replay is deterministic: the same file and settings give byte-identical JSON (contract 7). Each
 stored turn is its own unit of work (turn, its citations, the evictions it causes: one transaction),
-so a replay killed midway leaves exactly the turns it had committed. ``import_transcript`` stores a
-whole file in one transaction instead: an import either lands whole or not at all.
+so a replay killed midway leaves exactly the turns it had committed. An import (``atomic``) lands
+whole or not at all, written in short chunks by ``assistant.importer``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from memory.layer import MemoryLayer
 from memory.tokens import TokenCounter
 from memory.types import MemorySettings
 
+from .importer import Draft, Recorder, WriteStats, write_import
 from .store import MemoryStore, Tx
 
 DEFAULTS = MemorySettings()
@@ -51,6 +52,7 @@ class ReplayLog:
     final: dict = field(default_factory=dict)
     conversation_id: int | None = None
     history: list[tuple[str, dict]] = field(default_factory=list)  # chronological, for people
+    write: WriteStats | None = None  # an import's chunked write
 
     def as_dict(self) -> dict:
         return {
@@ -72,19 +74,22 @@ def _eviction_entry(r) -> dict:
     return d
 
 
-def _apply(tx: Tx, item, counter: TokenCounter, log: ReplayLog) -> None:
+def _apply(tx: Tx, item, counter: TokenCounter, log: ReplayLog, timeline: bool = True) -> None:
     """One line of the file through the layer; its rows go into ``tx``'s transaction."""
     layer = tx.layer
     if isinstance(item, T.TurnLine):
         tokens = counter.count(item.content)
-        t = tx.add_turn(item.role, item.content, tokens)
+        # stored as the live chat stores it: every answer names the question it answers
+        previous = layer.turn(layer.step).role if layer.step else ""
+        t = tx.add_turn(item.role, item.content, tokens, reply_to=T.answers(item, previous))
         log.turns.append({"turn": t.number, "role": t.role, "tokens": tokens})
         if item.cites:
             log.dropped_cites += tx.cite(list(item.cites), answer_turn=t.number, source="replay").dropped
         records = tx.enforce("arrival", t.number)
-        entry = layer.snapshot().as_timeline_entry()
-        log.timeline.append(entry)
-        log.history.append(("turn", {**log.turns[-1], **entry}))
+        if timeline:
+            entry = layer.snapshot().as_timeline_entry()
+            log.timeline.append(entry)
+            log.history.append(("turn", {**log.turns[-1], **entry}))
         _log_evictions(log, records)
         return
     entry = {"step": layer.step, "event": item.event, "turn": item.turn}
@@ -135,8 +140,14 @@ def replay(
     owner: str | None = None,
     atomic: bool = False,
     progress: Callable[[int], None] | None = None,
+    timeline: bool | None = None,
 ) -> ReplayLog:
-    """Store ``transcript`` as a new conversation, line by line, through layer and storage."""
+    """Store ``transcript`` as a new conversation, line by line, through layer and storage.
+
+    ``atomic``: an import (``assistant.importer``): whole or nothing, in linear time, the write
+    lock held only for short chunks. ``timeline``: take a snapshot per turn (O(turns) each), which
+    only the replay's printed timeline needs; by default a replay does and an import does not."""
+    timeline = not atomic if timeline is None else timeline
     log = ReplayLog(
         settings={
             "budget": settings.budget,
@@ -152,19 +163,24 @@ def replay(
     )
     title = title or transcript.header.get("title") or "replay"
     if atomic:
-        with store.new(title, settings, owner=owner) as tx:
-            log.conversation_id = tx.conv_id
-            for i, item in enumerate(transcript.items):
-                _apply(tx, item, counter, log)
-                if progress:
-                    progress(i)
-            _finish(log, tx.layer)
+        # built in RAM first (no lock, nothing stored if the file fails in the layer), then
+        # written in short chunks into a pending conversation and revealed at once
+        tx = Tx(Recorder(), Draft(), MemoryLayer(settings))
+        for i, item in enumerate(transcript.items):
+            _apply(tx, item, counter, log, timeline=timeline)
+            if progress:
+                progress(i)
+        _finish(log, tx.layer)
+        store.sweep_imports()
+        conv = store.begin_import(title, settings, owner=owner)
+        log.write = write_import(store, conv, tx.conn, tx.layer, tx.dropped)
+        log.conversation_id = conv.id
         return log
     conv_id = store.create(title, settings, owner=owner)
     log.conversation_id = conv_id
     layer = None
     for i, item in enumerate(transcript.items):
-        with store.transaction(conv_id) as tx:
+        with store.transaction(conv_id, owner=owner) as tx:
             _apply(tx, item, counter, log)
             layer = tx.layer
         if progress:

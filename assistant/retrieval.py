@@ -39,6 +39,11 @@ from typing import Any, Collection, Sequence
 
 import numpy as np
 
+from .errors import BadResponse
+
+# the retrieval step asks for at most 256 tokens (~1,000 characters); a reply 16 times longer
+# is a model ignoring max_tokens, and reading it (quadratic JSON scanning) would cost the request
+MAX_RAW_CHARS = 16_000
 STRUCTURED_MODES = ("json_schema", "json_object_schema", "none")
 MARKER = re.compile(r"\[\s*T\s*(\d+)\s*\]", re.IGNORECASE)
 _WS = re.compile(r"\s+")
@@ -279,6 +284,8 @@ def _json_ids(raw: str) -> list[int] | None:
             value, _ = decoder.raw_decode(raw, start)
         except ValueError:
             continue
+        except RecursionError:  # deeply nested brackets: not an answer we can read
+            raise BadResponse("The model's retrieval answer was malformed (nested too deeply to read).") from None
         if isinstance(value, dict):
             value = next((value[k] for k in ("turns", "ids", "turn_ids") if k in value), None)
         if isinstance(value, list):
@@ -360,6 +367,9 @@ def retrieve(client: Any, message: str, message_vec: np.ndarray,
     timings["llm_ms"] = _ms(t0)
 
     t0 = time.perf_counter()
+    if raw and len(raw) > MAX_RAW_CHARS:  # a list of ids is short: more is a misbehaving model
+        raise BadResponse(f"The model's retrieval answer was {len(raw):,} characters long "
+                          f"(a list of turn ids needs far fewer than {MAX_RAW_CHARS:,}); nothing was cited.")
     quoted = [o.candidate.content for o in offered] + [message]
     quoted += [shown_text(t, config.max_chars) for t in quoted] + lines
     named, parsed_as = parse_ids(raw or "", quoted)

@@ -20,6 +20,7 @@ memory state.
 from __future__ import annotations
 
 import re
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ from memory.tokens import TokenCounter
 from memory.types import EvictionRecord
 
 from .embeddings import pack_vector, unpack_vector
+from .cache import ByteCache
+from .errors import AlreadyAnswered, StorageError
 from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, find_misses, retrieve
 from .store import MemoryStore
 
@@ -38,7 +41,7 @@ SYSTEM_PROMPT = (
     "Reply to the user's last message, briefly."
 )
 MAX_MESSAGE_CHARS = 200_000
-CANDIDATE_CACHE_MAX = 200_000  # cached stored turns (text + vector, ~2 KB each) per process
+CANDIDATE_CACHE_BYTES = 256 * 1024 * 1024  # stored turns' text and vectors kept per process
 
 
 class EmptyMessage(ValueError):
@@ -96,10 +99,8 @@ class ExchangeResult:
 class Exchange:
     """A running exchange: iterate ``stream()`` for the answer's text; then read ``result``."""
 
-    def __init__(self, service: "ChatService", result: ExchangeResult, message: str, vec: np.ndarray, t0: float, owner,
-                 reply_to: int | None = None):
+    def __init__(self, service: "ChatService", result: ExchangeResult, message: str, vec: np.ndarray, t0: float, owner):
         self.service, self.result, self.message, self.vec, self.t0, self.owner = service, result, message, vec, t0, owner
-        self.reply_to = reply_to  # set when the question is not the last turn (its answer is noted as such)
         self.done = False
 
     def stream(self) -> Iterator[str]:
@@ -126,9 +127,9 @@ class ChatService:
         # (every backend has one: with a long lag, protected turns alone can outgrow any window)
         self.context_tokens = context_tokens if context_tokens is not None else (1300 if getattr(llm, "backend", "") == "local" else REMOTE_CONTEXT_TOKENS)
         self.answer_tokens = answer_tokens
-        # (conversation, turn) -> ((row id, created), Candidate): text and vector of stored turns,
-        # which never change once written
-        self._candidates: dict[tuple[int, int], tuple[tuple, Candidate]] = {}
+        # (conversation, turn) -> ((row id, created, embedding model), Candidate): text and vector
+        # of stored turns, which never change once written (the vector: for one model)
+        self._candidates = ByteCache(CANDIDATE_CACHE_BYTES)
 
     # ----- the exchange --------------------------------------------------------------------
     def send(self, conv_id: int, message: str, *, owner: str | None = None) -> Exchange:
@@ -152,16 +153,17 @@ class ChatService:
     def answer_pending(self, conv_id: int, *, owner: str | None = None, turn: int | None = None) -> Exchange | None:
         """Retry: answer user turn ``turn`` (default: the last turn) if it has no answer yet, or None.
 
-        An earlier question's answer arrives as the newest turn; it is noted as the reply to
-        ``turn`` so the chat can say which question it answers."""
+        An earlier question's answer arrives as the newest turn; like every answer it stores the
+        question it answers (``reply_to``), so the chat can say which. Two tabs retrying the same
+        question store one answer: the second raises ``AlreadyAnswered``."""
         pending = self.store.pending_user_turn(conv_id, owner=owner, turn=turn)
         if pending is None:
             return None
-        q, is_last = pending
-        vec = unpack_vector(q.embedding, q.embedding_dim) if q.embedding else self._embed(q.content)
+        q, _ = pending
+        same_model = q.embedding and q.embedding_model == self.embedder.model_name
+        vec = unpack_vector(q.embedding, q.embedding_dim) if same_model else self._embed(q.content)
         result = ExchangeResult(conv_id, q.seq, model=self.llm.model, tokens=self.counter.name, tokens_exact=self.counter.exact)
-        return Exchange(self, result, q.content, vec, time.perf_counter(), owner,
-                        reply_to=None if is_last else q.seq)
+        return Exchange(self, result, q.content, vec, time.perf_counter(), owner)
 
     def ask(self, conv_id: int, message: str, *, owner: str | None = None) -> ExchangeResult:
         return self.send(conv_id, message, owner=owner).run()
@@ -194,8 +196,13 @@ class ChatService:
 
     def _record(self, ex: Exchange, retrieval: RetrievalResult, misses: list[Miss], answer: str, avec) -> None:
         r = ex.result
-        tokens = self.counter.count(answer)  # before the unit of work: counting may ask the model's server
+        # before the unit of work: counting may ask the model's server
+        tokens, vector = self.counter.count(answer), self._vector_row(avec)
         with self.store.transaction(r.conversation_id, owner=ex.owner) as tx:
+            # checked under the conversation's lock (and by a unique key): a user turn gets one
+            # answer, so two tabs retrying the same turn store one; the second is refused
+            if tx.layer.turn(r.user_turn).role != "user" or tx.answered(r.user_turn):
+                raise AlreadyAnswered()
             auto = tx.conv.auto_restore
             for m in misses:
                 restored = auto and not tx.layer.turn(m.turn).active
@@ -203,9 +210,10 @@ class ChatService:
                 if restored:
                     r.evictions += tx.restore(m.turn, kind="auto_restore")
                     r.restored.append(m.turn)
-            t = tx.add_turn("assistant", answer, tokens, model=self.llm.model,
-                            incomplete=r.cut_at is not None, **self._vector_row(avec))
-            tx.answer_note(t.number, reply_to=ex.reply_to, cut_at=r.cut_at)
+            # every answer names the question it answers (a retry of an earlier one arrives later)
+            t = tx.add_turn("assistant", answer, tokens, model=self.llm.model, reply_to=r.user_turn,
+                            incomplete=r.cut_at is not None, **vector)
+            tx.answer_note(t.number, cut_at=r.cut_at)
             out = tx.cite([(c.turn, c.weight) for c in retrieval.cited], offered=retrieval.offered, answer_turn=t.number)
             r.evictions += tx.enforce("arrival", t.number)
         r.answer_turn, r.answer = t.number, answer
@@ -224,27 +232,55 @@ class ChatService:
     def _memory_turns(self, conv_id: int, exclude: int):
         """In-memory turns (candidates for citing), evicted turns (for misses), pinned numbers.
 
-        A stored turn's text and vector never change, so they are read once per process and kept
-        (``_candidates``); each exchange reads only the turns' states and the turns it has not seen.
+        A stored turn's text never changes, and its vector changes only with the embedding model,
+        so both are read once per process and kept (``_candidates``, bounded by bytes); each
+        exchange reads only the turns' states and the turns it has not seen. Turns stored without a
+        vector (imports) or with another model's are embedded once, after the read, and their
+        vectors stored, so no process embeds them again.
         """
-        active, evicted, pinned = [], [], set()
+        model = self.embedder.model_name
+        seen: dict[int, Candidate] = {}
         with self.store.reading() as r:
             states = r.turn_flags(conv_id, exclude=exclude)
             # the row's id and creation time identify it: SQLite may reuse the ids of a deleted
             # conversation, and then the cached text must not be served for the new one
-            missing = [seq for seq, _, _, rid, at in states if self._candidates.get((conv_id, seq), (None,))[0] != (rid, at)]
-            if len(self._candidates) + len(missing) > CANDIDATE_CACHE_MAX:
-                self._candidates.clear()  # bounded memory: start over (a re-read, nothing is lost)
-                missing = [seq for seq, *_ in states]
-            for seq, role, content, emb, dim, rid, at in r.turn_texts(conv_id, missing):
-                vec = unpack_vector(emb, dim) if emb else self._embed(content)
-                self._candidates[(conv_id, seq)] = ((rid, at), Candidate(seq, role, content, vec))
+            missing = []
+            for seq, _, _, rid, at in states:
+                hit = self._candidates.get((conv_id, seq))
+                if hit is not None and hit[0] == (rid, at, model):
+                    seen[seq] = hit[1]
+                else:
+                    missing.append(seq)
+            rows = list(r.turn_texts(conv_id, missing))
+        stale = [row for row in rows if not row.embedding or row.embedding_model != model]
+        fresh = dict(zip([row.seq for row in stale], self._embed_many([row.content for row in stale])))
+        if fresh:
+            self._save_vectors(conv_id, fresh)
+        for row in rows:
+            vec = fresh[row.seq] if row.seq in fresh else unpack_vector(row.embedding, row.embedding_dim)
+            c = seen[row.seq] = Candidate(row.seq, row.role, row.content, vec)
+            self._candidates.put((conv_id, row.seq), ((row.id, row.created_at, model), c),
+                                 sys.getsizeof(row.content) + vec.nbytes + 300)
+        active, evicted, pinned = [], [], set()
         for seq, state, is_pinned, _, _ in states:
-            c = self._candidates[(conv_id, seq)][1]
+            c = seen[seq]
             (active if state == "active" else evicted).append(c)
             if is_pinned and state == "active":
                 pinned.add(seq)
         return active, evicted, pinned
+
+    def _embed_many(self, texts: list[str]) -> list[np.ndarray]:
+        out: list[np.ndarray] = []
+        for start in range(0, len(texts), 256):
+            out += [np.asarray(v, dtype=np.float32) for v in self.embedder.encode(texts[start:start + 256])]
+        return out
+
+    def _save_vectors(self, conv_id: int, fresh: dict[int, np.ndarray]) -> None:
+        rows = [(seq, pack_vector(v), self.embedder.model_name, int(v.shape[0])) for seq, v in fresh.items()]
+        try:
+            self.store.save_vectors(conv_id, rows)
+        except StorageError:
+            pass  # busy or full: the vectors are in this process's cache and are computed again later
 
     def _answer_messages(self, active: list[Candidate], retrieval: RetrievalResult, message: str) -> list[dict]:
         cited = set(retrieval.cited_ids)

@@ -11,17 +11,21 @@ taken from a cache only if the stored ``version`` says nobody else changed the c
 (otherwise rebuilt from the database alone), the layer decides, and the rows it implies are written
 in the same transaction. If anything fails, the transaction rolls back and the cached layer is
 dropped, so the next unit of work rebuilds from what was committed: no half-written state survives.
+An import is the exception to "one transaction": its rows are written in many short ones into a
+*pending* conversation nobody can see, revealed in one short final transaction (or discarded), so
+a large file never holds the write lock for long. With no owner, a store sees owner-less
+conversations only (fail closed).
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from sqlalchemy import Connection, Engine, Row, select
 from sqlalchemy.orm import Session
@@ -29,15 +33,21 @@ from sqlalchemy.orm import Session
 from memory import transcript as T
 from memory.layer import CiteOutcome, MemoryLayer
 from memory.types import EvictionRecord, MemorySettings, PinRefused, TurnState
-from storage import repo
+from storage import chunks, repo
 from storage.db import make_engine, read_engine
 from storage.models import Conversation, MemoryEvent, MissRow, Turn
 from storage.repo import NotFound
 
+from .cache import ByteCache
 from .config import default_url
+from .scope import OwnerScope
 from .store_errors import storage_errors as _storage_errors
 
 __all__ = ["MemoryStore", "MemoryView", "NotFound", "OwnerScope", "Reader", "Tx", "default_url", "open_store"]
+
+
+# per process; a layer's RAM per turn, rounded up from ~460 bytes traced (tracemalloc, 20,000 turns)
+LAYER_CACHE_BYTES, LAYER_BYTES_PER_STEP = 256 * 1024 * 1024, 600
 
 
 def open_store(url: str | None = None, *, migrate: bool = True) -> "MemoryStore":
@@ -48,21 +58,16 @@ def open_store(url: str | None = None, *, migrate: bool = True) -> "MemoryStore"
 
 def load_layer(s: Session | Connection, conv: Conversation | Row) -> MemoryLayer:
     """Rebuild a conversation's memory state from the database alone."""
-    return MemoryLayer.from_state(
-        repo.settings_of(conv),
-        repo.load_turn_states(s, conv.id),
-        repo.load_citations(s, conv.id),
-        repo.load_feedback(s, conv.id),
-        step=conv.step,
-    )
+    return MemoryLayer.from_state(repo.settings_of(conv), repo.load_turn_states(s, conv.id),
+                                  repo.load_citations(s, conv.id), repo.load_feedback(s, conv.id), step=conv.step)
 
 
 @dataclass
 class Tx:
     """One unit of work on one conversation: layer operations that also write their rows.
 
-    ``conn`` is the transaction's Core connection; ``conv`` the conversation's row as it was when
-    the unit of work began (change it with ``update``)."""
+    ``conn`` is the transaction's Core connection (an import's ``Recorder`` while it is built);
+    ``conv`` the conversation's row as it was when the unit of work began (change it with ``update``)."""
 
     conn: Connection
     conv: Row
@@ -81,6 +86,10 @@ class Tx:
         t = self.layer.add_turn(role, tokens)
         repo.insert_turn(self.conn, self.conv_id, t, content, **row)
         return t
+
+    def answered(self, user_turn: int) -> bool:
+        """Has ``user_turn`` an answer? (An answer stores the user turn it answers: ``reply_to``.)"""
+        return repo.answered(self.conn, self.conv_id, user_turn)
 
     def cite(self, turns: Iterable[int | tuple[int, float]], *, offered=None, source="retrieval", answer_turn=None) -> CiteOutcome:
         out = self.layer.cite(turns, offered=offered, source=source, answer_turn=answer_turn)
@@ -136,13 +145,13 @@ class Tx:
         # also in the event log, so an export keeps its order among pins and restores
         repo.insert_event(self.conn, self.conv_id, "feedback", answer_turn, self.layer.step, repr(float(value)))
 
-    def answer_note(self, answer_turn: int, *, reply_to: int | None = None, cut_at: int | None = None) -> None:
-        """What the chat must say about an answer and the turns alone do not: the question it
-        answers when that is not the turn just before it (a retry), and the token limit that cut
-        it. Logged as an ``answer`` event: it changes nothing in memory, and an export skips it."""
-        note = {k: v for k, v in (("reply_to", reply_to), ("cut_at", cut_at)) if v is not None}
-        if note:
-            repo.insert_event(self.conn, self.conv_id, "answer", answer_turn, self.layer.step, json.dumps(note))
+    def answer_note(self, answer_turn: int, *, cut_at: int | None = None) -> None:
+        """The token limit that cut an answer (its turn is stored ``incomplete``), for the chat to
+        say where. Logged as an ``answer`` event: it changes nothing in memory, and an export skips
+        it. (Which question an answer answers is its turn's ``reply_to``, not a note.)"""
+        if cut_at is not None:
+            repo.insert_event(self.conn, self.conv_id, "answer", answer_turn, self.layer.step,
+                              json.dumps({"cut_at": cut_at}))
 
     def miss(self, turn: int, similarity: float, restored: bool) -> None:
         repo.insert_miss(self.conn, self.conv_id, turn, self.layer.step, similarity, restored)
@@ -180,7 +189,7 @@ class Reader:
         return repo.turn_flags(self._session, conv_id, exclude=exclude)
 
     def turn_texts(self, conv_id: int, seqs: list[int]) -> Iterator[Row]:
-        """(seq, role, content, embedding, embedding_dim, id, created_at) of the turns ``seqs``."""
+        """(seq, role, content, embedding, embedding_dim, id, created_at, embedding_model) of the turns ``seqs``."""
         return repo.turn_texts(self._session, conv_id, seqs)
 
 
@@ -190,9 +199,10 @@ class MemoryStore:
     def __init__(self, engine: Engine):
         self.engine = engine  # for the load test and the tests; the product goes through the methods
         self.reader = read_engine(engine)
-        self._cache: dict[int, tuple[int, MemoryLayer]] = {}
-        # settings for new conversations (the runtime lowers the budget for the small local model)
-        self.default_settings = MemorySettings()
+        # id -> ((created_at, version), layer): SQLite reuses a deleted conversation's id, so a
+        # layer is valid only for the same creation at the same version
+        self._cache = ByteCache(LAYER_CACHE_BYTES)
+        self.default_settings = MemorySettings()  # for new conversations (the runtime may lower the budget)
         self._locks: dict[int, threading.Lock] = {}
         self._guard = threading.Lock()
 
@@ -201,26 +211,16 @@ class MemoryStore:
             return self._locks.setdefault(conv_id, threading.Lock())
 
     def close(self) -> None:
-        """Close the database's connections (the store may be opened again by ``open_store``)."""
-        self.engine.dispose()
+        self.engine.dispose()  # the store may be opened again by ``open_store``
 
     # ----- conversations -------------------------------------------------------------------
     def create(self, title: str, settings: MemorySettings | None = None, *, owner: str | None = None, auto_restore: bool = False) -> int:
-        with self.new(title, settings, owner=owner, auto_restore=auto_restore) as tx:
-            return tx.conv_id
-
-    @contextmanager
-    def new(self, title: str, settings: MemorySettings | None = None, *, owner: str | None = None, auto_restore: bool = False) -> Iterator[Tx]:
-        """Create a conversation and fill it in the same transaction: an import lands whole or
-        not at all (no empty conversation is left behind by a file that fails half-way)."""
         settings = settings or self.default_settings
         layer = MemoryLayer(settings)  # validates the policy name and parameters before anything is stored
         with _storage_errors(), self.engine.begin() as conn:
             conv = repo.create_conversation(conn, title, settings, owner=owner, auto_restore=auto_restore)
-            tx = Tx(conn, conv, layer)
-            yield tx
-            version = repo.bump(conn, conv.id, conv.version, tx.layer.step, tx.dropped)
-        self._cache[conv.id] = (version, tx.layer)
+        self._keep(conv, conv.version, layer)
+        return conv.id
 
     def conversations(self, *, owner: str | None = None) -> list[Conversation]:
         with Session(self.reader, expire_on_commit=False) as s:
@@ -235,10 +235,22 @@ class MemoryStore:
             tx.update(title=title)
 
     def delete(self, conv_id: int, *, owner: str | None = None) -> None:
+        """Gone for everyone in one short transaction (hidden as pending), then deleted in chunks."""
         with _storage_errors(), Session(self.engine) as s, s.begin():
             repo.get_conversation(s, conv_id, owner=owner, lock=True)
-            repo.delete_conversation(s, conv_id)
-        self._cache.pop(conv_id, None)
+            repo.update_conversation(s, conv_id, pending=True)
+        self._cache.pop(conv_id)
+        self.discard_import(conv_id)
+
+    def claim(self, conv_id: int, *, owner: str) -> None:
+        """Give an owner-less conversation (from before sign-in) to ``owner``; ``NotFound`` if it has one."""
+        with _storage_errors(), self.engine.begin() as conn:
+            repo.claim_conversation(conn, conv_id, owner)
+
+    def any_owned(self) -> bool:
+        """Does any conversation have an owner? Then a page without sign-in must refuse to run."""
+        with self.reader.connect() as conn:
+            return repo.any_owned(conn)
 
     def update_settings(self, conv_id: int, settings: MemorySettings, *, auto_restore: bool | None = None, owner: str | None = None) -> list[EvictionRecord]:
         """Change budget/lag/policy; the new budget is enforced at once (and recorded)."""
@@ -252,19 +264,60 @@ class MemoryStore:
             tx.layer = MemoryLayer.from_state(settings, tx.layer.turns(), tx.layer.citations(), tx.layer.feedback_values(), step=tx.layer.step)
             return tx.enforce("settings")
 
+    def save_vectors(self, conv_id: int, vectors: list[tuple[int, bytes, str, int]]) -> None:
+        """Store vectors (seq, packed, model, dim) of stored turns; no version bump (the memory is the same)."""
+        for start in range(0, len(vectors), 500):
+            with _storage_errors(), self.engine.begin() as conn:
+                repo.set_vectors(conn, conv_id, vectors[start:start + 500])
+
+    # ----- imports, written in short transactions ------------------------------------------
+    def begin_import(self, title: str, settings: MemorySettings, *, owner: str | None = None) -> Row:
+        """A new, pending conversation (invisible until ``reveal_import``), filled by ``write_rows``."""
+        with _storage_errors(), self.engine.begin() as conn:
+            return repo.create_conversation(conn, title, settings, owner=owner, pending=True)
+
+    def write_rows(self, table: str, rows: list[dict]) -> None:
+        """One short transaction inserting prepared rows of a pending import."""
+        with _storage_errors(), self.engine.begin() as conn:
+            chunks.insert_rows(conn, table, rows)
+
+    def reveal_import(self, conv: Row, layer: MemoryLayer, dropped: int) -> None:
+        """The import's one short final transaction: the conversation appears whole."""
+        with _storage_errors(), self.engine.begin() as conn:
+            version = chunks.reveal(conn, conv.id, layer.step, dropped)
+        self._keep(conv, version, layer)
+
+    def discard_import(self, conv_id: int, chunk: int = 5000) -> None:
+        """Delete a pending conversation, ``chunk`` rows per transaction (never a long write lock)."""
+        while True:
+            with _storage_errors(), self.engine.begin() as conn:
+                if not chunks.delete_some(conn, conv_id, chunk):
+                    return
+
+    def sweep_imports(self, older_than_seconds: float = 3600.0) -> int:
+        """Discard pending conversations older than this (an import or delete cut off by a crash)."""
+        with self.reader.connect() as conn:
+            stale = chunks.pending_conversations(conn, repo.utcnow() - timedelta(seconds=older_than_seconds))
+        for conv_id in stale:
+            self.discard_import(conv_id)
+        return len(stale)
+
     # ----- units of work -------------------------------------------------------------------
     @contextmanager
     def transaction(self, conv_id: int, *, owner: str | None = None) -> Iterator[Tx]:
         with self._lock(conv_id), _storage_errors():
             with self.engine.begin() as conn:
                 conv = repo.conversation_row(conn, conv_id, owner=owner, lock=True)
-                cached = self._cache.pop(conv_id, None)
-                layer = cached[1] if cached and cached[0] == conv.version else load_layer(conn, conv)
+                cached = self._cache.pop(conv_id)
+                layer = cached[1] if cached and cached[0] == (conv.created_at, conv.version) else load_layer(conn, conv)
                 tx = Tx(conn, conv, layer)
                 yield tx
                 version = repo.bump(conn, conv_id, conv.version, tx.layer.step, tx.dropped)
             # committed: the layer now matches the database
-            self._cache[conv_id] = (version, tx.layer)
+            self._keep(conv, version, tx.layer)
+
+    def _keep(self, conv: Row, version: int, layer: MemoryLayer) -> None:
+        self._cache.put(conv.id, ((conv.created_at, version), layer), LAYER_BYTES_PER_STEP * (layer.step + 1))
 
     # ----- reading ---------------------------------------------------------------------------
     def layer(self, conv_id: int, *, owner: str | None = None) -> MemoryLayer:
@@ -312,7 +365,7 @@ class MemoryStore:
                     events.setdefault(e.step, []).append(T.EventLine(kind, e.turn, float(e.detail) if kind == "feedback" else None))
             items: list = list(events.get(0, []))
             for row in repo.turn_rows(s, conv_id, vectors=False):
-                items.append(T.TurnLine(row.seq, row.role, row.content, tuple(cites.get(row.seq, ()))))
+                items.append(T.TurnLine(row.seq, row.role, row.content, tuple(cites.get(row.seq, ())), reply_to=row.reply_to))
                 items.extend(events.get(row.seq, []))
         return T.Transcript(header, items)
 
@@ -320,24 +373,14 @@ class MemoryStore:
                           turn: int | None = None) -> tuple[Turn, bool] | None:
         """User turn ``turn`` (default: the last turn) when it has no answer yet (an exchange that
         failed or was cut off), with whether it is the conversation's last turn; else None.
-
-        A question is answered by the assistant turn right after it, unless an ``answer`` note
-        says that turn answers an earlier question (a retry), or by a later turn noted as its reply."""
+        Answered means an assistant turn names it in ``reply_to`` (every stored answer does)."""
         with Session(self.reader, expire_on_commit=False) as s:
             repo.get_conversation(s, conv_id, owner=owner)
             last = repo.last_turn(s, conv_id)
-            rows = [last] if turn is None else list(s.scalars(select(Turn).where(
-                Turn.conversation_id == conv_id, Turn.seq.in_((turn, turn + 1))).order_by(Turn.seq)))
-            q = rows[0] if rows else None
-            if q is None or q.role != "user" or (turn is not None and q.seq != turn):
+            q = last if turn is None else s.scalars(select(Turn).where(
+                Turn.conversation_id == conv_id, Turn.seq == turn)).first()
+            if q is None or q.role != "user" or repo.answered(s, conv_id, q.seq):
                 return None
-            # answer turn -> the earlier question it answers (noted when a retry answered it)
-            replies = {e.turn: json.loads(e.detail or "{}").get("reply_to")
-                       for e in repo.load_events(s, conv_id) if e.kind == "answer"}
-            after = rows[1] if len(rows) > 1 else None
-            if q.seq in replies.values() or (after is not None and after.role == "assistant"
-                                              and replies.get(after.seq) is None):
-                return None  # answered, by the next turn or by a later retry
             s.expunge(q)
             return q, last is not None and q.seq == last.seq
 
@@ -349,34 +392,3 @@ class MemoryStore:
             out = load_layer(s, conv), repo.load_events(s, conv_id), repo.load_misses(s, conv_id)
             s.expunge_all()
         return out
-
-
-class OwnerScope:
-    """A MemoryStore as one signed-in user sees it: every store method that takes an ``owner`` is
-    called with this user's (another user's conversation is simply ``NotFound``; new conversations
-    belong to them), whatever owner the caller passes. Attributes without an owner (the engine,
-    ``reading``) are the shared store's."""
-
-    def __init__(self, store: MemoryStore, owner: str):
-        if not owner:
-            raise ValueError("an OwnerScope needs an owner")
-        self.store, self.owner = store, owner
-        self._scoped: dict[str, object] = {}
-
-    def __getattr__(self, name):
-        if name.startswith("__") or name in ("store", "owner", "_scoped"):
-            raise AttributeError(name)
-        attr = getattr(self.store, name)
-        if not callable(attr) or "owner" not in inspect.signature(attr).parameters:
-            return attr
-        scoped = self._scoped.get(name)
-        if scoped is None:
-            scoped = self._scoped[name] = self._scope(attr)
-        return scoped
-
-    def _scope(self, method):
-        @functools.wraps(method)
-        def scoped(*args, owner=None, **kwargs):  # the caller's owner is ignored: the scope's is the one
-            return method(*args, owner=self.owner, **kwargs)
-
-        return scoped

@@ -45,14 +45,14 @@ def _params(items: list[str]) -> dict[str, dict[str, float]]:
 
 
 def register(subparsers) -> argparse.ArgumentParser:
-    """Add ``bench`` (locomo, synthetic, speed, retrieval, model) to an argparse subparsers object."""
+    """Add ``bench`` (locomo, synthetic, speed, retrieval, model, pages) to an argparse subparsers object."""
     bench = subparsers.add_parser(
         "bench",
         help="benchmarks: eviction quality (LoCoMo, synthetic) and speed (layer, retrieval, model)",
         description="Benchmarks of the memory layer and the model around it. "
                     "See `lagmem bench <name> --help`.",
     )
-    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,synthetic,speed,retrieval,model}",
+    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,synthetic,speed,retrieval,model,pages}",
                                required=True)
 
     p = sub.add_parser(
@@ -121,7 +121,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    from bench import model_speed, retrieval, speed
+    from bench import model_speed, pages, retrieval, speed
 
     speed.add_arguments(sp)
     rp = sub.add_parser(
@@ -139,6 +139,9 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "machine's load average before and after.",
     )
     model_speed.add_arguments(mp)
+    pg = sub.add_parser("pages", help="long conversations: import time, write-lock time, chat and inspector draw time",
+                        description=pages.__doc__.split("\n\n")[1], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    pages.add_arguments(pg)
     return bench
 
 

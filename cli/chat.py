@@ -15,7 +15,8 @@ def _service(args):
 
 
 def _conversation(svc, args) -> int:
-    """--conversation ID, else the most recent conversation, else a new one."""
+    """--conversation ID, else the most recent conversation, else a new one: all of them the
+    user's own (``--user``), or owner-less ones without it, never another user's."""
     from assistant.store import NotFound
 
     if args.conversation is not None:
@@ -117,7 +118,7 @@ def register(sub) -> None:
     def common(p):
         p.add_argument("--conversation", type=int, metavar="ID", help="conversation to use (default: the most recent, or a new one)")
         p.add_argument("--db", metavar="URL", help="database URL")
-        p.add_argument("--user", help="act as this user")
+        p.add_argument("--user", help="act as this user; without it, only owner-less conversations are used")
 
     chat = sub.add_parser("chat", help="chat in the terminal, showing citations and evictions after each answer")
     common(chat)

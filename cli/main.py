@@ -105,6 +105,7 @@ def cmd_import(args) -> int:
     t = _read_transcript(args.file)
     settings = settings_from(t.header)
     log = replay(open_store(args.db), t, _counter(), settings, title=args.title or t.header.get("title") or Path(args.file).stem, owner=args.user, atomic=True)
+    print(f"lagmem: conversation {log.conversation_id} is {scope_note(args.user)}", file=sys.stderr)
     print(f"imported {len(log.turns)} turns as conversation {log.conversation_id}")
     return 0
 
@@ -124,6 +125,27 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_claim(args) -> int:
+    from assistant.store import NotFound, open_store
+
+    store = open_store(args.db)
+    try:
+        store.claim(args.conversation, owner=args.user)
+    except NotFound as exc:
+        raise SystemExit(f"lagmem: {exc} (only an owner-less conversation can be claimed)")
+    finally:
+        store.close()
+    print(f"conversation {args.conversation} now belongs to {args.user}")
+    return 0
+
+
+def scope_note(user: str | None) -> str:
+    """Which conversations a command without sign-in acts on, said out loud."""
+    if user:
+        return f"{user}'s"
+    return "owner-less (no --user): visible only to commands and pages without sign-in; `lagmem claim ID --user NAME` gives it an owner"
+
+
 def cmd_list(args) -> int:
     from assistant.store import open_store
 
@@ -139,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def db_flags(sp):
         sp.add_argument("--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)")
-        sp.add_argument("--user", help="act as this user (conversations are private when sign-in is configured)")
+        sp.add_argument("--user", help="act as this user; without it, only owner-less conversations are seen and created")
 
     r = sub.add_parser("replay", help="replay a saved conversation through the memory layer and storage",
                        description="Replay a saved conversation (JSONL) through the real memory layer and storage. "
@@ -164,6 +186,14 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("-o", "--output", help="file to write (default: standard output)")
     db_flags(e)
     e.set_defaults(func=cmd_export)
+
+    c = sub.add_parser("claim", help="give an owner-less conversation (from before sign-in) to a user",
+                       description="Give an owner-less conversation to USER: it becomes private to them. "
+                       "A conversation that already has an owner is never taken.")
+    c.add_argument("conversation", type=int, metavar="CONVERSATION_ID")
+    c.add_argument("--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)")
+    c.add_argument("--user", required=True, help="the user who will own it")
+    c.set_defaults(func=cmd_claim)
 
     ls = sub.add_parser("list", help="list conversations")
     db_flags(ls)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -250,12 +251,74 @@ POLICIES: dict[str, Callable[..., Policy]] = {
     "measured": Measured,
 }
 
+@dataclass(frozen=True)
+class ParamSpec:
+    """What one policy parameter may be: ``kind`` int or float (an int is a fine float; a float,
+    even ``2.0``, is not an int), and the closed range [low, high] it must lie in."""
+
+    kind: type
+    low: float
+    high: float
+
+
+# Declared ranges of every policy's parameters. Checked before a policy is built, so a saved file
+# or a sidebar cannot hand the policy a string, a bool, a NaN or a 4,300-digit integer (which
+# ``x ** k`` would then spend an hour on). A parameter a policy accepts but this table does not
+# name still has to be a finite number within +-PARAM_LIMIT.
+PARAM_LIMIT = 1e6
+PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
+    "fifo": {},
+    "lru": {},
+    "accumulate": {"lag": ParamSpec(int, 0, 1_000_000)},
+    "window": {"window": ParamSpec(int, 1, 1_000_000_000)},
+    "measured": {
+        "decay": ParamSpec(float, 0.0, 1.0),
+        "wrong_weight": ParamSpec(float, 0.0, 1.0),
+        "prior": ParamSpec(float, 0.0, 1000.0),
+        "prior_decay": ParamSpec(float, 0.0, 1.0),
+        "size_power": ParamSpec(float, 0.0, 8.0),
+        "density": ParamSpec(float, 0.0, 8.0),
+        "background": ParamSpec(float, 0.0, 1000.0),
+        "confirm": ParamSpec(float, 0.0, 1000.0),
+        "verdict_cut": ParamSpec(float, 0.0, 1000.0),
+    },
+}
+
+
+def check_params(name: str, params) -> dict:
+    """The parameters, checked for type and range against ``PARAM_SPECS``; a ``ValueError`` that
+    names the parameter and its allowed range otherwise."""
+    if not isinstance(params, dict):
+        raise ValueError(f"policy parameters must be an object of name: number, got {type(params).__name__}")
+    specs = PARAM_SPECS.get(name, {})
+    for key, value in params.items():
+        spec = specs.get(key, ParamSpec(float, -PARAM_LIMIT, PARAM_LIMIT))
+        if not isinstance(key, str):
+            raise ValueError(f"policy parameter names must be strings, got {key!r}")
+        wanted = "an integer" if spec.kind is int else "a number"
+        if isinstance(value, bool) or not isinstance(value, Real) or (spec.kind is int and not isinstance(value, Integral)):
+            raise ValueError(f"{name} parameter {key!r} must be {wanted}, got {_short(value)}")
+        # compare before any float(): a huge int stays exact, and float(10**4300) would raise
+        if not (isinstance(value, Integral) or math.isfinite(value)) or not spec.low <= value <= spec.high:
+            raise ValueError(f"{name} parameter {key!r} must be {wanted} in [{spec.low:g}, {spec.high:g}], got {_short(value)}")
+    return params
+
+
+def _short(value) -> str:
+    if isinstance(value, int) and value.bit_length() > 64:  # repr() of a 4,300-digit int raises
+        return f"an integer of {value.bit_length()} bits"
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+
+
 def make_policy(name: str, **params) -> Policy:
-    """Build a policy by name; unknown names and parameters are clear errors."""
+    """Build a policy by name; unknown names and parameters, and values out of their declared
+    range (``PARAM_SPECS``), are clear errors."""
     try:
         factory = POLICIES[name]
-    except KeyError:
-        raise ValueError(f"unknown policy {name!r}; choose one of {', '.join(POLICIES)}") from None
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown policy {_short(name)}; choose one of {', '.join(POLICIES)}") from None
+    check_params(name, params)
     try:
         return factory(**params)
     except TypeError as exc:

@@ -8,6 +8,8 @@
 
 The header is optional and must be the first line. Turns are numbered 1, 2, 3 ... in file order;
 ``cites`` names earlier turns (an int, or {"turn": n, "weight": w}); events name existing turns.
+An answer answers the user turn just before it, or the earlier user turn its ``reply_to`` names (a
+question answered later, on retry); a question has at most one answer.
 Anything else is refused with the line number and what is wrong: a parser that guesses would
 store half a conversation.
 """
@@ -19,7 +21,7 @@ import math
 from dataclasses import dataclass, field
 
 from .policies import make_policy
-from .types import ROLES
+from .types import ROLES, MemorySettings, number_text
 
 FORMAT_VERSION = 1
 EVENTS = ("pin", "unpin", "restore", "feedback")
@@ -34,8 +36,12 @@ HEADER_KEYS = {
     "policy_params": dict,
     "model": str,
 }
-TURN_KEYS = {"role", "content", "cites"}
+SETTING_KEYS = ("budget", "lag", "policy", "low_watermark", "pin_share", "policy_params")
+TURN_KEYS = {"role", "content", "cites", "reply_to"}
 MAX_LINE_CHARS = 8_000_000
+MAX_FILE_CHARS = 64_000_000  # a whole file: bounded work and memory per import
+MAX_TURNS = 200_000
+MAX_CITE_WEIGHT = 1e6
 
 
 class TranscriptError(ValueError):
@@ -54,6 +60,7 @@ class TurnLine:
     content: str
     cites: tuple[tuple[int, float], ...] = ()
     line: int = 0
+    reply_to: int | None = None  # set only when it is not the turn just before (see ``answers``)
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,13 @@ def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _real_in(v, low: float, high: float) -> bool:
+    """A number (not a bool), finite, in [low, high]; compared exactly, so a huge int is just out of range."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return (isinstance(v, int) or math.isfinite(v)) and low <= v <= high
+
+
 def _check_header(obj: dict, line: int) -> dict:
     for key, value in obj.items():
         if key not in HEADER_KEYS:
@@ -88,18 +102,13 @@ def _check_header(obj: dict, line: int) -> dict:
             raise TranscriptError(line, f"header key {key!r} has the wrong type ({type(value).__name__})")
     if obj["lagmem"] != FORMAT_VERSION:
         raise TranscriptError(line, f"unsupported format version {obj['lagmem']} (this lagmem reads {FORMAT_VERSION})")
-    if "budget" in obj and obj["budget"] <= 0:
-        raise TranscriptError(line, "budget must be a positive number of tokens")
-    if "lag" in obj and obj["lag"] < 0:
-        raise TranscriptError(line, "lag must be >= 0")
-    for key in ("low_watermark", "pin_share"):
-        if key in obj and not (0 <= obj[key] <= 1 and math.isfinite(obj[key])):
-            raise TranscriptError(line, f"{key} must be between 0 and 1")
-    if "policy" in obj or "policy_params" in obj:
-        try:
-            make_policy(obj.get("policy", "measured"), **obj.get("policy_params", {}))
-        except ValueError as exc:
-            raise TranscriptError(line, str(exc)) from None
+    # every setting checked for range here, at the edge, with the line number: the same checks
+    # the memory layer makes (MemorySettings, the policy's declared parameter ranges)
+    try:
+        MemorySettings(**{k: obj[k] for k in SETTING_KEYS if k in obj})
+        make_policy(obj.get("policy", "measured"), **obj.get("policy_params", {}))
+    except ValueError as exc:
+        raise TranscriptError(line, str(exc)) from None
     return obj
 
 
@@ -112,8 +121,8 @@ def _check_cites(raw, number: int, line: int) -> tuple[tuple[int, float], ...]:
             if set(item) - {"turn", "weight"} or "turn" not in item:
                 raise TranscriptError(line, 'a cite object must be {"turn": n} or {"turn": n, "weight": w}')
             turn, weight = item["turn"], item.get("weight", 1.0)
-            if not (isinstance(weight, (int, float)) and not isinstance(weight, bool) and math.isfinite(weight) and weight >= 0):
-                raise TranscriptError(line, f"cite weight must be a finite number >= 0, got {weight!r}")
+            if not _real_in(weight, 0, MAX_CITE_WEIGHT):
+                raise TranscriptError(line, f"cite weight must be a number in [0, {MAX_CITE_WEIGHT:g}], got {number_text(weight)}")
         else:
             turn, weight = item, 1.0
         if not _is_int(turn):
@@ -141,7 +150,7 @@ def _parse_item(obj: dict, line: int, n_turns: int) -> TurnLine | EventLine:
         value = None
         if event == "feedback":
             value = obj.get("value")
-            if not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and -1 <= value <= 1):
+            if not _real_in(value, -1, 1):
                 raise TranscriptError(line, "feedback needs 'value' between -1 and 1")
             value = float(value)
         return EventLine(event, turn, value, line)
@@ -162,7 +171,10 @@ def _parse_item(obj: dict, line: int, n_turns: int) -> TurnLine | EventLine:
             raise TranscriptError(line, "content holds a NUL character (\\u0000), which databases cannot store")
         number = n_turns + 1
         cites = _check_cites(obj.get("cites", []), number, line)
-        return TurnLine(number, role, content, cites, line)
+        reply_to = obj.get("reply_to")
+        if reply_to is not None and (role != "assistant" or not _is_int(reply_to) or not 1 <= reply_to < number):
+            raise TranscriptError(line, f"'reply_to' belongs on an answer and names an earlier turn, got {reply_to!r}")
+        return TurnLine(number, role, content, cites, line, reply_to)
     raise TranscriptError(line, "not a turn (role, content), an event (event, turn) or a header (lagmem)")
 
 
@@ -170,8 +182,12 @@ def parse(text: str) -> Transcript:
     """Parse a whole file. Raises ``TranscriptError`` at the first bad line; returns nothing partial."""
     if not isinstance(text, str):
         raise TranscriptError(0, "a saved conversation must be text")
+    if len(text) > MAX_FILE_CHARS:
+        raise TranscriptError(0, f"the file has {len(text):,} characters; the limit is {MAX_FILE_CHARS:,}")
     out = Transcript()
     n_turns = 0
+    roles: list[str] = [""]  # by turn number
+    answered: set[int] = set()
     # split on "\n" only: str.splitlines() would also split inside strings holding U+2028 etc.
     for i, raw in enumerate(text.split("\n"), start=1):
         raw = raw.removesuffix("\r")
@@ -181,8 +197,10 @@ def parse(text: str) -> Transcript:
             raise TranscriptError(i, f"line longer than {MAX_LINE_CHARS} characters")
         try:
             obj = json.loads(raw)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise TranscriptError(i, f"not valid JSON ({getattr(exc, 'msg', 'too deeply nested')})") from None
+        except RecursionError:
+            raise TranscriptError(i, "not valid JSON (too deeply nested)") from None
+        except ValueError as exc:  # JSONDecodeError, or an integer longer than 4,300 digits
+            raise TranscriptError(i, f"not valid JSON ({getattr(exc, 'msg', None) or 'a number too long to read'})") from None
         if not isinstance(obj, dict):
             raise TranscriptError(i, "each line must be a JSON object")
         if "lagmem" in obj:
@@ -193,8 +211,28 @@ def parse(text: str) -> Transcript:
         item = _parse_item(obj, i, n_turns)
         if isinstance(item, TurnLine):
             n_turns += 1
+            if n_turns > MAX_TURNS:
+                raise TranscriptError(i, f"more than {MAX_TURNS:,} turns: split the conversation")
+            q = answers(item, roles[-1])
+            if item.reply_to is not None and roles[item.reply_to] != "user":
+                raise TranscriptError(i, f"'reply_to' names turn {item.reply_to}, which is not a user turn")
+            if q in answered:
+                raise TranscriptError(i, f"turn {q} already has an answer: a question gets one")
+            if q is not None:
+                answered.add(q)
+            roles.append(item.role)
         out.items.append(item)
     return out
+
+
+def answers(item: TurnLine, previous_role: str) -> int | None:
+    """The user turn an answer answers: its ``reply_to``, else the turn just before it when that is
+    a user turn; None for a user turn or an answer to nothing."""
+    if item.role != "assistant":
+        return None
+    if item.reply_to is not None:
+        return item.reply_to
+    return item.number - 1 if previous_role == "user" else None
 
 
 def _dumps(obj: dict) -> str:
@@ -211,6 +249,8 @@ def write(t: Transcript) -> str:
             obj: dict = {"role": item.role, "content": item.content}
             if item.cites:
                 obj["cites"] = [n if w == 1.0 else {"turn": n, "weight": w} for n, w in item.cites]
+            if item.reply_to is not None and item.reply_to != item.number - 1:
+                obj["reply_to"] = item.reply_to
         else:
             obj = {"event": item.event, "turn": item.turn}
             if item.event == "feedback":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 from typing import Literal
 
 Role = Literal["user", "assistant", "system"]
@@ -123,14 +124,35 @@ class MemorySettings:
     policy_params: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.budget <= 0:
-            raise ValueError(f"budget must be a positive number of tokens, got {self.budget}")
-        if self.lag < 0:
-            raise ValueError(f"lag must be >= 0 steps, got {self.lag}")
+        # types first: a bool, a string or a float where a count is expected is refused here,
+        # not at the conversation's first eviction; a huge int is refused by its range.
+        for name, value in (("budget", self.budget), ("lag", self.lag)):
+            if isinstance(value, bool) or not isinstance(value, Integral):
+                raise ValueError(f"{name} must be an integer, got {type(value).__name__}")
+        for name, value in (("low_watermark", self.low_watermark), ("pin_share", self.pin_share)):
+            if isinstance(value, bool) or not isinstance(value, Real):
+                raise ValueError(f"{name} must be a number, got {type(value).__name__}")
+        if not isinstance(self.policy, str):
+            raise ValueError(f"policy must be a policy name, got {type(self.policy).__name__}")
+        if not isinstance(self.policy_params, dict):
+            raise ValueError(f"policy_params must be an object, got {type(self.policy_params).__name__}")
+        if not 0 < self.budget <= MAX_BUDGET:
+            raise ValueError(f"budget must be a positive number of tokens up to {MAX_BUDGET:,}, got {number_text(self.budget)}")
+        if not 0 <= self.lag <= MAX_LAG:
+            raise ValueError(f"lag must be between 0 and {MAX_LAG:,} steps, got {number_text(self.lag)}")
         if not 0.0 < self.low_watermark <= 1.0:
-            raise ValueError(f"low_watermark must be in (0, 1], got {self.low_watermark}")
+            raise ValueError(f"low_watermark must be in (0, 1], got {number_text(self.low_watermark)}")
         if not 0.0 <= self.pin_share <= 1.0:
-            raise ValueError(f"pin_share must be in [0, 1], got {self.pin_share}")
+            raise ValueError(f"pin_share must be in [0, 1], got {number_text(self.pin_share)}")
+
+
+MAX_BUDGET = 1_000_000_000
+MAX_LAG = 1_000_000
+
+
+def number_text(value) -> str:
+    """A number for an error message (a 4,300-digit int has no repr)."""
+    return f"an integer of {value.bit_length()} bits" if isinstance(value, int) and value.bit_length() > 64 else repr(value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -56,11 +57,16 @@ class Conversation(Base):
     step: Mapped[int] = mapped_column(Integer, default=0)
     version: Mapped[int] = mapped_column(Integer, default=0)
     dropped_cites: Mapped[int] = mapped_column(Integer, default=0)
+    # an import still being written in chunks: invisible to every read and unit of work
+    pending: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class Turn(Base):
     __tablename__ = "turns"
-    __table_args__ = (UniqueConstraint("conversation_id", "seq", name="uq_turn_seq"),)
+    # one answer per user turn: ``reply_to`` is the user turn an assistant turn answers (NULL for
+    # user turns, imported turns and answers stored before it existed; NULLs never collide)
+    __table_args__ = (UniqueConstraint("conversation_id", "seq", name="uq_turn_seq"),
+                      UniqueConstraint("conversation_id", "reply_to", name="uq_turn_reply_to"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     conversation_id: Mapped[int] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"), index=True)
@@ -77,6 +83,7 @@ class Turn(Base):
     embedding: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
     embedding_model: Mapped[str | None] = mapped_column(String(200), default=None)
     embedding_dim: Mapped[int | None] = mapped_column(Integer, default=None)
+    reply_to: Mapped[int | None] = mapped_column(Integer, default=None)
 
 
 def _turn_fk() -> ForeignKeyConstraint:
@@ -123,7 +130,7 @@ class EvictionRow(Base):
 
 class MemoryEvent(Base):
     """Pin, unpin, restore (and refused pins): what a person or the second chance did; also feedback,
-    and ``answer`` notes (JSON detail: the question a retried answer answers, the limit that cut it)."""
+    and ``answer`` notes (JSON detail: the token limit that cut an answer, ``cut_at``)."""
 
     __tablename__ = "memory_events"
     __table_args__ = (_turn_fk(), Index("ix_events_conv", "conversation_id", "id"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.orm import Session, defer
 
 from memory.types import Citation, EvictionRecord, MemorySettings, TurnState
@@ -44,13 +44,15 @@ def settings_of(conv: Conversation) -> MemorySettings:
     )
 
 
-def create_conversation(conn, title: str, settings: MemorySettings, *, owner: str | None = None, auto_restore: bool = False):
-    """Insert a conversation; returns its row (see ``conversation_row``)."""
+def create_conversation(conn, title: str, settings: MemorySettings, *, owner: str | None = None, auto_restore: bool = False,
+                        pending: bool = False):
+    """Insert a conversation; returns its row (see ``conversation_row``). A ``pending`` one is
+    invisible to every other query until ``reveal`` (an import being written in chunks)."""
     now = utcnow()
     result = conn.execute(
         insert(Conversation.__table__).values(
             title=title,
-            owner=owner,
+            owner=owner or None,  # "" is no owner, stored as NULL like None
             created_at=now,
             updated_at=now,
             budget=settings.budget,
@@ -63,15 +65,21 @@ def create_conversation(conn, title: str, settings: MemorySettings, *, owner: st
             step=0,
             version=0,
             dropped_cites=0,
+            pending=pending,
         )
     )
-    return conversation_row(conn, result.inserted_primary_key[0])
+    return conn.execute(_SELECT_CONV, {"b_conv": result.inserted_primary_key[0]}).first()
+
+
+def _owned_by(owner: str | None):
+    """The owner condition; there is always one. No owner (``None`` or ``""``) sees only
+    owner-less rows, never everyone's: a missing sign-in fails closed."""
+    owned = Conversation.owner.is_(None) if not owner else Conversation.owner == owner
+    return owned & Conversation.pending.is_(False)
 
 
 def get_conversation(s: Session, conv_id: int, *, owner: str | None = None, lock: bool = False) -> Conversation:
-    q = select(Conversation).where(Conversation.id == conv_id)
-    if owner is not None:
-        q = q.where(Conversation.owner == owner)
+    q = select(Conversation).where(Conversation.id == conv_id, _owned_by(owner))
     if lock:
         q = q.with_for_update()
     conv = s.scalars(q).first()
@@ -81,10 +89,26 @@ def get_conversation(s: Session, conv_id: int, *, owner: str | None = None, lock
 
 
 def list_conversations(s: Session, *, owner: str | None = None) -> list[Conversation]:
-    q = select(Conversation).order_by(Conversation.updated_at.desc(), Conversation.id.desc())
-    if owner is not None:
-        q = q.where(Conversation.owner == owner)
+    q = select(Conversation).where(_owned_by(owner)).order_by(Conversation.updated_at.desc(), Conversation.id.desc())
     return list(s.scalars(q))
+
+
+def any_owned(s) -> bool:
+    """Does any conversation have an owner? (Then running without sign-in would hide them, or,
+    if the owner filter were skipped, show them to everyone: the pages refuse to run unscoped.)"""
+    q = select(Conversation.id).where(Conversation.owner.is_not(None), Conversation.pending.is_(False)).limit(1)
+    return s.execute(q).first() is not None
+
+
+def claim_conversation(conn, conv_id: int, owner: str) -> None:
+    """Give an owner-less conversation to ``owner``; ``NotFound`` if it does not exist or already
+    has an owner (a claim never takes a conversation from someone)."""
+    if not owner:
+        raise ValueError("a claim needs an owner")
+    result = conn.execute(update(_CONVS).where(_CONVS.c.id == conv_id, _CONVS.c.owner.is_(None), _CONVS.c.pending.is_(False))
+                          .values(owner=owner))
+    if result.rowcount != 1:
+        raise NotFound(f"conversation {conv_id} does not exist or already has an owner")
 
 
 def load_turn_states(s: Session, conv_id: int) -> list[TurnState]:
@@ -148,7 +172,8 @@ _SELECT_CONV = select(_CONVS).where(_CONVS.c.id == bindparam("b_conv"))
 
 
 def _conv_select(owned: bool, lock: bool):
-    q = _SELECT_CONV.where(_CONVS.c.owner == bindparam("b_owner")) if owned else _SELECT_CONV
+    q = _SELECT_CONV.where(_CONVS.c.owner == bindparam("b_owner") if owned else _CONVS.c.owner.is_(None),
+                           _CONVS.c.pending.is_(False))
     return q.with_for_update() if lock else q
 
 
@@ -157,8 +182,8 @@ _SELECT_CONVS = {(owned, lock): _conv_select(owned, lock) for owned in (False, T
 
 def conversation_row(conn, conv_id: int, *, owner: str | None = None, lock: bool = False):
     """The conversation's row (attribute access like the model), optionally locked for update."""
-    params = {"b_conv": conv_id} if owner is None else {"b_conv": conv_id, "b_owner": owner}
-    row = conn.execute(_SELECT_CONVS[(owner is not None, lock)], params).first()
+    params = {"b_conv": conv_id, "b_owner": owner} if owner else {"b_conv": conv_id}
+    row = conn.execute(_SELECT_CONVS[(bool(owner), lock)], params).first()
     if row is None:
         raise NotFound(f"conversation {conv_id} does not exist")
     return row
@@ -179,6 +204,7 @@ def insert_turn(
     embedding: bytes | None = None,
     embedding_model: str | None = None,
     embedding_dim: int | None = None,
+    reply_to: int | None = None,
 ) -> None:
     conn.execute(
         _INSERT_TURN,
@@ -197,8 +223,15 @@ def insert_turn(
             "embedding": embedding,
             "embedding_model": embedding_model,
             "embedding_dim": embedding_dim,
+            "reply_to": reply_to,
         },
     )
+
+
+def answered(conn, conv_id: int, user_turn: int) -> bool:
+    """Has an answer been stored for this user turn? (Its answer names it in ``reply_to``.)"""
+    q = select(_TURNS.c.id).where(_TURNS.c.conversation_id == conv_id, _TURNS.c.reply_to == user_turn).limit(1)
+    return conn.execute(q).first() is not None
 
 
 def sync_turn(conn, conv_id: int, t: TurnState) -> None:
@@ -290,14 +323,6 @@ def bump(conn, conv_id: int, version: int, step: int, dropped: int = 0) -> int:
     return version + 1
 
 
-def delete_conversation(s: Session, conv_id: int) -> None:
-    # Child tables first: SQLite enforces ON DELETE CASCADE only with foreign keys on, and an
-    # explicit order also keeps composite foreign keys happy on every backend.
-    for model in (MissRow, FeedbackRow, MemoryEvent, EvictionRow, CitationRow, Turn):
-        s.execute(delete(model).where(model.conversation_id == conv_id))
-    s.execute(delete(Conversation).where(Conversation.id == conv_id))
-
-
 def turn_rows(s: Session, conv_id: int, *, vectors: bool = True) -> list[Turn]:
     """A conversation's turns in order; ``vectors=False`` leaves the embeddings unread."""
     q = select(Turn).where(Turn.conversation_id == conv_id).order_by(Turn.seq)
@@ -322,12 +347,27 @@ def turn_flags(s: Session, conv_id: int, *, exclude: int | None = None):
 
 
 def turn_texts(s: Session, conv_id: int, seqs: Sequence[int], chunk: int = 500):
-    """(seq, role, content, embedding, embedding_dim, id, created_at) of the turns ``seqs``."""
+    """(seq, role, content, embedding, embedding_dim, id, created_at, embedding_model) of the turns ``seqs``."""
     for start in range(0, len(seqs), chunk):
         yield from s.execute(
-            select(Turn.seq, Turn.role, Turn.content, Turn.embedding, Turn.embedding_dim, Turn.id, Turn.created_at)
+            select(Turn.seq, Turn.role, Turn.content, Turn.embedding, Turn.embedding_dim, Turn.id, Turn.created_at,
+                   Turn.embedding_model)
             .where(Turn.conversation_id == conv_id, Turn.seq.in_(seqs[start:start + chunk]))
         )
+
+
+_SET_VECTOR = (
+    update(_TURNS)
+    .where(_TURNS.c.conversation_id == bindparam("b_conv"), _TURNS.c.seq == bindparam("b_seq"))
+    .values(embedding=bindparam("b_vec"), embedding_model=bindparam("b_model"), embedding_dim=bindparam("b_dim"))
+)
+
+
+def set_vectors(conn, conv_id: int, vectors: Sequence[tuple[int, bytes, str, int]]) -> None:
+    """Store (seq, packed vector, model name, dimension) for turns stored without one, or with
+    another model's: a turn's text never changes, so its vector is computed once per model."""
+    if vectors:
+        conn.execute(_SET_VECTOR, [{"b_conv": conv_id, "b_seq": q, "b_vec": v, "b_model": m, "b_dim": d} for q, v, m, d in vectors])
 
 
 def load_answer_cites(s: Session, conv_id: int) -> dict[int, list[tuple[int, float]]]:

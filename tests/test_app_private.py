@@ -100,3 +100,13 @@ def test_who_is_signed_in_is_a_getter_that_fails_closed(monkeypatch):
     monkeypatch.setattr(signin, "signed_in_user", lambda: "ana@example.org")
     assert signin.current_owner() == "ana@example.org"
     signin.require_sign_in()  # signed in: the guard lets the page through
+
+
+def test_without_sign_in_the_app_refuses_to_run_once_a_conversation_is_private(monkeypatch, db_url):
+    monkeypatch.setenv("LAGMEM_DATABASE_URL", db_url)
+    svc = runtime.get_service(llm=FakeLLM(), embedder=HashEmbedder())
+    svc.store.create("ana's secret plans", owner="ana@example.org")
+    for page in (None, INSPECTOR):  # sign-in not configured (say, the secrets file went missing)
+        at = run(page)
+        assert any("sign-in is not configured" in e.value for e in at.error)
+        assert not at.chat_input and "ana's secret plans" not in str(at.sidebar)

@@ -65,8 +65,9 @@ def test_every_unanswered_question_has_its_retry_which_answers_that_question(svc
     assert turns(svc, conv)[-1] == (4, "assistant", "The first, answered late.")
     assert not button(at, "Retry") and not at.error
     assert "answer to #1" in [c.value for c in at.chat_message[-1].caption][0]
-    notes = [(e.kind, e.turn, e.detail) for e in rows(svc, MemoryEvent, conversation_id=conv)]
-    assert notes == [("answer", 4, '{"reply_to": 1}')]
+    # each answer stores the question it answers; nothing else (no event) says so
+    assert [(t.seq, t.reply_to) for t in rows(svc, Turn, conversation_id=conv) if t.role == "assistant"] == [(3, 2), (4, 1)]
+    assert [(e.kind, e.turn) for e in rows(svc, MemoryEvent, conversation_id=conv)] == []
     assert svc.answer_pending(conv, turn=1) is None  # answered: nothing left to retry
 
 

@@ -210,6 +210,98 @@ def test_fake_cite_markers_and_foreign_ids_create_no_evidence(store, counter, en
         assert s.scalar(select(func.count()).select_from(CitationRow).where(CitationRow.conversation_id == conv)) == 0
 
 
+# ----- policy parameters in a file's header -------------------------------------------------------
+
+BAD_NUMBER = st.one_of(st.integers(-10**5000, 10**5000), st.integers(-3, 3), st.floats(allow_nan=True, allow_infinity=True),
+                    st.sampled_from([2.0, 0.5, 1e308, -0.0, True, None, "0.9", [0.9], {"x": 1}]), st.text(max_size=5))
+PARAM_NAMES = ["decay", "wrong_weight", "prior", "prior_decay", "size_power", "density", "background", "confirm",
+               "verdict_cut", "window", "lag", "surprise"]
+policy_header = st.fixed_dictionaries(
+    {"lagmem": st.just(1), "policy": st.sampled_from(["measured", "window", "accumulate", "lru", "fifo"]),
+     "policy_params": st.dictionaries(st.sampled_from(PARAM_NAMES), BAD_NUMBER, max_size=3)},
+    optional={"budget": BAD_NUMBER, "lag": BAD_NUMBER, "low_watermark": BAD_NUMBER, "pin_share": BAD_NUMBER})
+
+
+def _dumps_big(obj) -> str:
+    """json.dumps, even for the 4,300-digit-plus integers json refuses to write."""
+    import sys
+
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return json.dumps(obj)
+    finally:
+        sys.set_int_max_str_digits(old)
+
+
+@settings(max_examples=400, deadline=None)
+@given(policy_header)
+def test_header_policy_parameters_are_checked_at_the_edge_or_work(header):
+    """A header is refused on line 1 with a reason, or the conversation it sets up survives
+    evictions (a bad parameter must not import fine and break the first eviction)."""
+    COUNTS["header"] = COUNTS.get("header", 0) + 1
+    text = _dumps_big(header) + "\n" + "\n".join(json.dumps({"role": "user", "content": "word " * 30}) for _ in range(6))
+    try:
+        t = T.parse(text)
+    except T.TranscriptError as exc:
+        assert exc.line == 1 and exc.reason
+        return
+    from assistant.replay import settings_from
+    from memory.layer import MemoryLayer
+
+    layer = MemoryLayer(settings_from(t.header))
+    for _ in range(12):  # well over a small budget: evictions happen
+        layer.add_turn("user", 40)
+        layer.cite([1])
+        layer.enforce_budget()
+
+
+def test_import_of_bad_policy_parameters_stores_nothing(db_url, tmp_path, store):
+    bad = ['{"decay": 1' + "0" * 4200 + "}", '{"decay": "0.9"}', '{"window": 2.0}', '{"decay": NaN}', '{"size_power": 1e300}']
+    for params in bad:
+        policy = "window" if "window" in params else "measured"
+        path = tmp_path / "bad.jsonl"
+        path.write_text(f'{{"lagmem": 1, "policy": "{policy}", "policy_params": {params}}}\n{{"role": "user", "content": "hi"}}\n',
+                        encoding="utf-8")
+        with pytest.raises(SystemExit, match="line 1"):
+            main(["import", str(path), "--db", db_url])
+    assert store.conversations() == []
+
+
+# ----- model output --------------------------------------------------------------------------------
+
+model_output = st.one_of(
+    st.text(max_size=200),
+    st.integers(1, 30_000).map(lambda n: "[" * n),
+    st.integers(1, 30_000).map(lambda n: '{"turns": ' + "[" * n + "1" + "]" * n + "}"),
+    st.integers(1, 5).map(lambda n: "[T1] " * (4000 * n)),
+    st.recursive(scalar, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["turns", "ids", "x"]), inner, max_size=2),
+                 max_leaves=20).map(json.dumps),
+)
+
+
+@fixed(60)
+@given(model_output)
+def test_any_retrieval_output_gives_an_answer_or_an_llm_error_and_nothing_half_written(store, counter, engine, raw):
+    from assistant.errors import LLMError
+
+    COUNTS["model output"] = COUNTS.get("model output", 0) + 1
+    llm = FakeLLM()
+    svc = _service(store, counter, llm)
+    conv = store.create("out", MemorySettings(budget=2000, lag=1))
+    svc.ask(conv, "apples grow in the orchard")
+    llm.enqueue(raw, "An answer.")
+    ex = svc.send(conv, "where do apples grow?")
+    before = export_transcript(store, conv)
+    try:
+        r = ex.run()
+    except LLMError as exc:
+        assert exc.message
+        assert export_transcript(store, conv) == before  # the user's turn, and nothing after it
+        return
+    assert r.answer_turn == 4 and all(t in (1, 2) for t in r.cited)
+
+
 def test_report_counts(capsys):
     with capsys.disabled():
         print(f"\nfuzzed inputs this run: {COUNTS}")

@@ -22,7 +22,7 @@ def test_models_and_migrations_agree(engine):
     with engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
     assert diff == []
-    assert current_revision(engine) == "0003"
+    assert current_revision(engine) == "0005"
 
 
 def test_sqlite_pragmas_are_set_on_every_connection(tmp_path):
@@ -63,7 +63,7 @@ def test_upgrade_from_the_first_schema_keeps_the_data(db_url):
     engine.dispose()
 
     engine = make_engine(db_url)  # migrates on open
-    assert current_revision(engine) == "0003"
+    assert current_revision(engine) == "0005"
     store = MemoryStore(engine)
     conv = store.conversation(1)
     assert conv.title == "old" and conv.auto_restore is False and conv.owner is None
@@ -91,7 +91,7 @@ def test_rebuilt_state_equals_the_live_state(store):
             with store.transaction(conv) as tx:
                 tx.pin(2)
                 tx.feedback(5, -1)
-    live = store._cache[conv][1]
+    live = store._cache.get(conv)[1]
     rebuilt = store.layer(conv)
     assert rebuilt.snapshot() == live.snapshot()
     assert rebuilt.citations() == live.citations()
@@ -133,7 +133,7 @@ def test_a_stale_cache_is_rebuilt_when_another_store_wrote(engine):
     _exchange(b, conv)  # b writes behind a's back
     _exchange(a, conv)  # a must see turn 2 and number its turn 3
     assert a.layer(conv).step == 3
-    assert a._cache[conv][1].snapshot() == b.layer(conv).snapshot()
+    assert a._cache.get(conv)[1].snapshot() == b.layer(conv).snapshot()
 
 
 def test_pin_refused_is_logged_and_changes_nothing(store, engine):
@@ -216,7 +216,7 @@ def test_upgrade_to_0003_reads_the_cause_of_old_records_from_their_reason(db_url
     engine.dispose()
 
     engine = make_engine(db_url)
-    assert current_revision(engine) == "0003"
+    assert current_revision(engine) == "0005"
     records = MemoryStore(engine).view(1).evictions
     assert [r.reason for r in records] == [reason for _, _, reason in reasons]  # the words are kept
     assert [(r.cause, r.cause_turn) for r in records] == [

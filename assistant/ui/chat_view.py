@@ -2,9 +2,9 @@
 (with a link to that turn in the inspector), the model's Markdown made safe, what an answer cited
 and pushed out, and "no answer yet" with a Retry on every question that has no answer.
 
-Which question an answer answers: the turn just before it, unless the answer was given later (a
-retry of an earlier question), in which case the service noted it (an ``answer`` event). The same
-note carries the token limit that cut an answer short.
+Which question an answer answers is stored with the answer (its turn's ``reply_to``; a retry of an
+earlier question arrives later than the turn after it). The token limit that cut an answer short is
+an ``answer`` event's note.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ NO_ANSWER = "No answer yet."
 
 
 def answer_notes(view: MemoryView) -> dict[int, dict]:
-    """Answer turn -> its note (``reply_to``, ``cut_at``), from the conversation's events."""
+    """Answer turn -> its note (``cut_at``), from the conversation's events."""
     notes: dict[int, dict] = {}
     for e in view.events:
         if e.kind == "answer":
@@ -37,23 +37,14 @@ def answer_notes(view: MemoryView) -> dict[int, dict]:
     return notes
 
 
-def questions(view: MemoryView, notes: dict[int, dict]) -> dict[int, int]:
-    """Answer turn -> the user turn it answers."""
-    out, prev = {}, None
-    for t in view.turns:
-        if t.role == "assistant":
-            q = notes.get(t.seq, {}).get("reply_to")
-            if q is None and prev is not None and prev.role == "user":
-                q = prev.seq
-            if q is not None:
-                out[t.seq] = q
-        prev = t
-    return out
+def questions(view: MemoryView) -> dict[int, int]:
+    """Answer turn -> the user turn it answers (the answer's ``reply_to``)."""
+    return {t.seq: t.reply_to for t in view.turns if t.role == "assistant" and t.reply_to is not None}
 
 
-def unanswered(view: MemoryView, notes: dict[int, dict]) -> list[int]:
+def unanswered(view: MemoryView) -> list[int]:
     """User turns with no answer: a failed or interrupted exchange left them so."""
-    answered = set(questions(view, notes).values())
+    answered = set(questions(view).values())
     return [t.seq for t in view.turns if t.role == "user" and t.seq not in answered]
 
 

@@ -65,12 +65,21 @@ def _loading(url: str) -> _Loading:
 
 def store() -> MemoryStore:
     """The process's MemoryStore for the configured database (fast: no model is loaded), scoped
-    to the signed-in user when sign-in is configured. Pages call ``require_sign_in()`` first."""
+    to the signed-in user when sign-in is configured. Pages call ``require_sign_in()`` first.
+    Without sign-in, once any conversation has an owner the page stops here with a page saying why:
+    the app never runs unscoped over private conversations."""
     url = default_url()
     _loading(url)  # start loading the service in the background on the first page view
     shared = runtime.get_store(url)
     owner = current_owner()
-    return OwnerScope(shared, owner) if owner else shared
+    if owner:
+        return OwnerScope(shared, owner)
+    if shared.any_owned():  # private conversations exist, but sign-in is off: refuse, do not guess
+        st.title("lagmem", anchor=False)
+        st.error("This database holds private conversations, but sign-in is not configured (is the app's "
+                 "secrets file missing?). Configure sign-in to use the app; nothing was shown or changed.")
+        st.stop()
+    return shared
 
 
 def service() -> ChatService:

@@ -1,0 +1,114 @@
+"""Bounded imports: a saved conversation built in RAM, written in short chunks, revealed at once.
+
+An import used to run in one write transaction, so a large file held the database's write lock
+(SQLite has one for the whole file) for as long as it took, and every other user's message failed
+with "database is locked". Here:
+
+1. the memory layer runs the whole file with a ``Recorder`` standing in for the connection: the
+   same ``Tx`` methods a live exchange uses decide what is stored (token counts, citations,
+   evictions, events), but nothing touches the database and no lock is held;
+2. the rows are written per table, ``CHUNK_ROWS`` rows or ``CHUNK_CHARS`` characters per short
+   transaction, into a *pending* conversation that no read or unit of work can see; turns are
+   written once, with their final state (the layer's), so no row is updated afterwards;
+3. one short transaction reveals the conversation. If anything fails, the pending rows are
+   deleted (in chunks too), so the import still lands whole or not at all.
+
+Work is linear in the file: one layer step per line, no timeline snapshot per turn.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from memory.layer import MemoryLayer
+
+from .store import MemoryStore
+
+CHUNK_ROWS = 1000  # rows per write transaction, each holding the write lock (`lagmem bench pages` times it)
+CHUNK_CHARS = 1_000_000  # text per write transaction (turns can hold megabytes each)
+# SQLite has no queue for its write lock: a waiting writer's busy handler sleeps and retries (at
+# most 100 ms apart), so chunks written back to back could starve it for the whole import. A pause
+# longer than the longest retry interval between chunks lets every waiting writer in.
+PAUSE_S = 0.1
+
+
+class Draft:
+    """The conversation row a draft is built against, before it exists (``Tx`` reads its id)."""
+
+    id = 0
+    version = 0
+    auto_restore = False
+
+
+class Recorder:
+    """A connection look-alike that keeps the rows a unit of work would insert, per table, in
+    order. Updates of turns are dropped: turns are written with their final state instead."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[dict]] = {}
+
+    def execute(self, statement, params=None):
+        table = statement.table.name
+        if statement.is_insert:
+            self.rows.setdefault(table, []).extend(params if isinstance(params, list) else [params])
+        elif not (statement.is_update and table == "turns"):
+            raise TypeError(f"an import does not run {type(statement).__name__} on {table}")
+
+
+@dataclass
+class WriteStats:
+    """How the rows went in: chunks (transactions), the longest one in seconds, per table too."""
+
+    chunks: int = 0
+    longest_s: float = 0.0
+    rows: dict[str, int] = field(default_factory=dict)
+    longest_by_table: dict[str, float] = field(default_factory=dict)
+
+    def timed(self, table: str, seconds: float) -> None:
+        self.chunks += 1
+        self.longest_s = max(self.longest_s, seconds)
+        self.longest_by_table[table] = round(max(self.longest_by_table.get(table, 0.0), seconds), 3)
+
+
+def _chunks(rows: list[dict]):
+    start, chars = 0, 0
+    for i, row in enumerate(rows):
+        chars += len(row.get("content") or "") + len(row.get("detail") or "")
+        if i + 1 - start >= CHUNK_ROWS or chars >= CHUNK_CHARS:
+            yield rows[start:i + 1]
+            start, chars = i + 1, 0
+    if start < len(rows):
+        yield rows[start:]
+
+
+def write_import(store: MemoryStore, conv, recorder: Recorder, layer: MemoryLayer, dropped: int) -> WriteStats:
+    """Write what ``recorder`` kept into the pending conversation ``conv``, then reveal it; on any
+    failure discard the pending rows and re-raise."""
+    stats = WriteStats()
+    turns = recorder.rows.get("turns", [])
+    for row in turns:  # the final state, as the layer has it after the whole file
+        t = layer.turn(row["seq"])
+        row.update(state="active" if t.active else "evicted", pinned=t.pinned, protected_since=t.protected_since)
+    for rows in recorder.rows.values():  # built before the conversation existed
+        for row in rows:
+            row["conversation_id"] = conv.id
+    order = ["turns"] + [name for name in recorder.rows if name != "turns"]  # logs name turns: turns first
+    pause = PAUSE_S if store.engine.dialect.name == "sqlite" else 0.0  # elsewhere locks are per row
+    try:
+        for name in order:
+            rows = recorder.rows.get(name, [])
+            stats.rows[name] = len(rows)
+            for chunk in _chunks(rows):
+                if stats.chunks:
+                    time.sleep(pause)
+                t0 = time.perf_counter()
+                store.write_rows(name, chunk)
+                stats.timed(name, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        store.reveal_import(conv, layer, dropped)
+        stats.timed("conversations", time.perf_counter() - t0)
+    except BaseException:
+        store.discard_import(conv.id)
+        raise
+    return stats
