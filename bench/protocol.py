@@ -11,10 +11,13 @@ it takes no budget and does not advance the step. For each question:
 3. feedback on that answer id: +1 when all its evidence was in memory, else -1 (the correctness
    signal a policy may weight by; given with and without noise, baselines ignore it).
 
-Lag: baselines (fifo, lru, window; accumulate sets its own 0) run with lag 0, which reproduces the
-reference figures; ``measured`` runs with its own lag (``BENCH_LAGS``) unless one is given. With lag
-0 a turn larger than the whole budget is evicted on arrival (after the policy's lower-ranked turns),
-so "in memory" always means active in the layer and within budget.
+Lag: baselines (fifo, lru, window, accumulate) run with lag 0, which reproduces the reference
+figures; ``measured`` runs with its own benchmark lag (``MEASURED_BENCH_LAG``) unless one is given.
+A lag given to a spec reaches every policy, accumulate included (its own lag 0 is its default, not
+an override): ``build`` sets the policy's lag to the spec's, so the layer runs with exactly the lag
+``bench_lag`` reports, and ``ran_lag`` reads it back from a layer for the JSON. With lag 0 a turn
+larger than the whole budget is evicted on arrival (after the policy's lower-ranked turns), so
+"in memory" always means active in the layer and within budget.
 
 Noise draws use ``random.Random(f"noise:{seed}:{sample_id}")``: deterministic per run.
 """
@@ -59,7 +62,12 @@ class PolicySpec:
         return self.label or self.name
 
     def build(self) -> Policy:
-        return make_policy(self.name, **dict(self.params))
+        """The policy, with its lag set to ``bench_lag()`` when it has a lag of its own (accumulate),
+        so that lag cannot silently override the one the benchmark asked for."""
+        policy = make_policy(self.name, **dict(self.params))
+        if policy.lag is not None:
+            policy.lag = self.bench_lag()
+        return policy
 
     def bench_lag(self) -> int:
         if self.lag is not None:
@@ -71,6 +79,14 @@ def spec(name: str, label: str = "", lag: int | None = None, **params) -> Policy
     if name != "oracle" and name not in POLICIES:
         raise ValueError(f"unknown policy {name!r}; choose from {', '.join([*POLICIES, 'oracle'])}")
     return PolicySpec(name, tuple(sorted(params.items())), label, lag)
+
+
+def ran_lag(policy: PolicySpec) -> int:
+    """The lag a layer actually runs with for this spec (what ``run`` gives the layer), read back
+    from a layer built the way ``run_conversation`` builds it: what the JSON records."""
+    if policy.name == "oracle":
+        return OraclePolicy({}).lag or 0
+    return MemoryLayer(MemorySettings(budget=1, lag=policy.bench_lag()), policy.build()).lag
 
 
 def run_conversation(
