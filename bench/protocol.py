@@ -98,14 +98,16 @@ def run_conversation(
     costs: Sequence[int],
     noise: int = 0,
     noise_rng: random.Random | None = None,
+    priors: Sequence[float] | None = None,
 ) -> list[QuestionResult]:
-    """Run one conversation; ``costs[i]`` is turn i+1's integer cost, ``budget`` in the same units."""
+    """Run one conversation; ``costs[i]`` is turn i+1's integer cost, ``budget`` in the same units;
+    ``priors[i]`` (optional) is turn i+1's expected need at arrival, from the need estimator."""
     layer = MemoryLayer(MemorySettings(budget=budget, lag=lag), policy)
     active = layer._active  # read-only use: membership tests at question time
     rng = noise_rng or random.Random(0)
     out: list[QuestionResult] = []
     for turn in conv.turns:
-        layer.add_turn("user", costs[turn.number - 1])
+        layer.add_turn("user", costs[turn.number - 1], prior=priors[turn.number - 1] if priors else None)
         layer.enforce_budget()
         for q in schedule.get(turn.number, ()):
             kept = [e for e in q.evidence if e in active]
@@ -130,21 +132,24 @@ def run(
     placement: str = "random",
     noise: int = 0,
     costs: Sequence[Sequence[int]] | None = None,
+    priors: Sequence[Sequence[float]] | None = None,
 ) -> list[QuestionResult]:
-    """All conversations of a file under one policy, budget and seed (placement rng shared)."""
+    """All conversations of a file under one policy, budget and seed (placement rng shared).
+    ``priors`` (one list per conversation) are the need estimator's priors, given to the layer."""
     schedules = place(conversations, placement, seed)
     if costs is None:
         costs = [[scale.count(t.text) for t in c.turns] for c in conversations]
     budget = scale.budget(budget_tokens)
     results: list[QuestionResult] = []
-    for conv, schedule, cost in zip(conversations, schedules, costs):
+    for k, (conv, schedule, cost) in enumerate(zip(conversations, schedules, costs)):
         if policy.name == "oracle":
             value, plan = solve({i + 1: c for i, c in enumerate(cost)}, needs_from_schedule(schedule), budget)
             pol: Policy = OraclePolicy(plan)
         else:
             pol = policy.build()
         rng = random.Random(f"noise:{seed}:{conv.sample_id}")
-        res = run_conversation(conv, schedule, pol, budget, policy.bench_lag(), cost, noise, rng)
+        res = run_conversation(conv, schedule, pol, budget, policy.bench_lag(), cost, noise, rng,
+                               priors[k] if priors is not None else None)
         if policy.name == "oracle" and sum(r.kept for r in res) != round(value):
             raise AssertionError(f"oracle replay scored {sum(r.kept for r in res)}, plan {value}")
         results.extend(res)

@@ -11,6 +11,7 @@ by Python's own ``**`` for that reason.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -126,7 +127,7 @@ class Evidence:
     decision costs a few array operations plus Python work for the few turns whose cache is stale.
     """
 
-    __slots__ = ("_by_turn", "_feedback", "lag", "_fold", "_answers", "_mirror", "_recent")
+    __slots__ = ("_by_turn", "_feedback", "lag", "_fold", "_answers", "_mirror", "_recent", "_prior")
 
     def __init__(self, by_turn: Mapping[int, Sequence[Citation]], feedback: Mapping[object, float], lag: int = 0):
         self._by_turn = by_turn
@@ -136,6 +137,24 @@ class Evidence:
         self._answers: dict[object, set[int]] = {}
         self._mirror: _Mirror | None = None
         self._recent: list[Citation] = []  # the log's cites in the open block (see ``measure_many``)
+        self._prior = np.full(64, np.nan)  # expected need at arrival, by turn number (NaN: unknown)
+
+    # ----- the need estimator's prior: evidence a turn carries by arriving --------------------
+    def arrived(self, turn: int, prior: float | None) -> None:
+        """Note a turn's prior expected need (from the need estimator, once, at arrival)."""
+        if prior is not None and not (math.isfinite(prior) and prior >= 0.0):
+            raise ValueError(f"turn {turn}: prior must be a finite number >= 0 or None, got {prior!r}")
+        if turn >= len(self._prior):
+            self._prior = np.concatenate((self._prior, np.full(max(turn + 1, 2 * len(self._prior)) - len(self._prior), np.nan)))
+        self._prior[turn] = np.nan if prior is None else float(prior)
+
+    def priors(self, numbers: np.ndarray) -> np.ndarray:
+        """The priors of these turns (NaN where unknown), as a float64 array in their order."""
+        table = self._prior
+        if len(numbers) and int(numbers.max()) >= len(table):
+            self.arrived(int(numbers.max()), None)
+            table = self._prior
+        return table[numbers]
 
     def of(self, turn: int) -> Sequence[Citation]:
         return self._by_turn.get(turn, ())

@@ -111,7 +111,8 @@ class Measured(Policy):
         rate       = sum of settled / sum of ages, over the candidates, now
         excess     = max(0, settled - background * rate * age)
                    + max(0, smoothed - verdict_cut * background * rate * age)
-        prior      = prior * size ** size_power * prior_decay ** age
+        need       = (turn's prior / the candidates' mean prior) ** need   (1 when the prior is unknown)
+        prior      = prior * need * size ** size_power * prior_decay ** age
         importance = (excess + prior) / size ** density
 
     * ``correctness`` is 1, or ``wrong_weight`` when feedback said the citing answer was wrong: the
@@ -136,6 +137,10 @@ class Measured(Policy):
       The *prior* is the evidence a turn carries by arriving, fading with age. On LoCoMo a long turn
       is likelier to be needed even per token, hence ``size_power`` > 1.
     * ``density`` makes importance value per token (knapsack order): a budget is spent in tokens.
+    * ``need`` weighs the need estimator's prior (``TurnState.prior``: the probability, from the
+      turn's text and place at arrival, that a later question needs it; ``memory/need.py``),
+      relative to the candidates' mean so that it is scale-free like ``size``. With ``need`` = 0, or
+      no turn carrying a prior, the prior is the size prior alone.
 
     Tuned on the four LoCoMo dev conversations (``lagmem bench locomo``, with and without noise)
     and the synthetic traces (``lagmem bench synthetic``). With lag 0 there is no lag window, and
@@ -152,6 +157,7 @@ class Measured(Policy):
     background: float = 0.5
     confirm: float = 6.0
     verdict_cut: float = 4.0
+    need: float = 0.0
     name = "measured"
     description = "evicts the turn with the least demonstrated utility per token (lagged, decayed, correctness-weighted)"
 
@@ -190,7 +196,22 @@ class Measured(Policy):
         else:
             verdict = np.zeros(n)
         s = self._excess(settled, verdict, ages)
-        return self._per_token(s, tokens, ages, now)
+        return self._per_token(s, tokens, ages, now, self._relative_need(evidence, numbers))
+
+    def _relative_need(self, evidence: Evidence, numbers: np.ndarray) -> np.ndarray | float:
+        """``(prior / mean prior over the candidates that have one) ** need``; 1 where unknown."""
+        if not self.need:
+            return 1.0
+        p = evidence.priors(numbers)
+        known = ~np.isnan(p)
+        if not known.any():
+            return 1.0
+        mean = math.fsum(p[known].tolist()) / int(known.sum())  # exactly rounded: order-free
+        if mean <= 0.0:
+            return 1.0
+        rel = np.where(known, p / mean, 1.0).tolist()
+        need = self.need
+        return np.array([x ** need for x in rel])
 
     def _excess(self, settled: np.ndarray, verdict: np.ndarray, ages: np.ndarray) -> np.ndarray:
         """Settled evidence and verdict above the background rate measured over the candidates."""
@@ -210,13 +231,15 @@ class Measured(Policy):
             verdict = np.where(verdict != 0.0, np.where(v > 0.0, v, 0.0), verdict)
         return u + verdict
 
-    def _per_token(self, s: np.ndarray, tokens: np.ndarray, ages: np.ndarray, now: int) -> np.ndarray:
-        """Add the size prior and divide by size ** density (size = tokens over the candidates' mean)."""
+    def _per_token(self, s: np.ndarray, tokens: np.ndarray, ages: np.ndarray, now: int,
+                   need: np.ndarray | float = 1.0) -> np.ndarray:
+        """Add the prior (need x size prior, faded) and divide by size ** density (size = tokens over
+        the candidates' mean)."""
         prior, size_power, density = self.prior, self.size_power, self.density
         if not (size_power or density):
             if prior:
                 fade = powers(self.prior_decay, now)[ages] if self.prior_decay != 1.0 else 1.0
-                s = s + prior * 1.0 * fade
+                s = s + prior * need * fade
             return s
         mean = int(tokens.sum()) / len(tokens) or 1.0
         size = np.maximum(tokens, 1) / mean
@@ -224,7 +247,7 @@ class Measured(Policy):
         if prior:
             fade = powers(self.prior_decay, now)[ages] if self.prior_decay != 1.0 else 1.0
             grown = np.array([x ** size_power for x in sizes]) if size_power else 1.0
-            s = s + prior * grown * fade
+            s = s + prior * (need * grown) * fade
         if density:
             s = s / np.array([x ** density for x in sizes])
         return s
@@ -240,6 +263,7 @@ class Measured(Policy):
             "background": self.background,
             "confirm": self.confirm,
             "verdict_cut": self.verdict_cut,
+            "need": self.need,
         }
 
 
