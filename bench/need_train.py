@@ -29,7 +29,7 @@ FEATURE_SETS = {
     "text+sim": FEATURES,
     "text+emb": FEATURES,
 }
-CS = (0.01, 0.1, 1.0)
+CS = (0.03, 0.3)
 SIMPLER_BY = 0.002  # log loss a richer feature set must gain to be chosen
 VERSION = "need-1"
 

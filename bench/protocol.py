@@ -8,8 +8,9 @@ it takes no budget and does not advance the step. For each question:
 2. then it acts as a retrieval step: it cites its evidence turns still in memory (so a question
    never helps itself) plus, with ``noise`` K, K random in-memory non-evidence turns, all under a
    unique negative answer id (``-(qa index + 1)``);
-3. feedback on that answer id: +1 when all its evidence was in memory, else -1 (the correctness
-   signal a policy may weight by; given with and without noise, baselines ignore it).
+3. feedback on that answer id: +1 when all its evidence was in memory, else ``kept / evidence - 1``
+   (-1 when none was kept; partial credit, -0.5 when half was, see ``memory.evidence.credit``): the
+   correctness signal a policy may weight by; given with and without noise, baselines ignore it.
 
 Lag: baselines (fifo, lru, window, accumulate) run with lag 0, which reproduces the reference
 figures; ``measured`` runs with its own benchmark lag (``MEASURED_BENCH_LAG``) unless one is given.
@@ -119,7 +120,7 @@ def run_conversation(
                 cites += rng.sample(pool, min(noise, len(pool)))
             answer = -(q.index + 1)
             layer.cite(cites, answer_turn=answer)
-            layer.feedback(answer, 1.0 if len(kept) == len(q.evidence) else -1.0)
+            layer.feedback(answer, 1.0 if len(kept) == len(q.evidence) else len(kept) / len(q.evidence) - 1.0)
     return out
 
 

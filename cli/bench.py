@@ -50,7 +50,8 @@ def register(subparsers) -> argparse.ArgumentParser:
         help="benchmarks: eviction quality (LoCoMo, synthetic) and speed",
         description="Benchmarks of the memory layer. See `lagmem bench <name> --help`.",
     )
-    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,synthetic,speed}", required=True)
+    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,holdout,need-train,synthetic,speed}",
+                               required=True)
 
     p = sub.add_parser(
         "locomo",
@@ -122,6 +123,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     from bench.speed import add_arguments
 
     add_arguments(sp)
+    from cli.bench_need import add_parsers
+
+    add_parsers(sub, DEFAULT_DATA, _ints)
     return bench
 
 

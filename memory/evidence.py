@@ -42,6 +42,20 @@ def powers(base: float, upto: int) -> np.ndarray:
     return table
 
 
+def credit(value: float | None, wrong: float) -> float:
+    """How much a citation counts given the feedback on the answer that made it (``correctness``).
+
+    No feedback or feedback >= 0: 1 (the answer stood). Feedback -1 (wrong): ``wrong``. Feedback in
+    (-1, 0), an answer that was partly right (it had some of what it needed), gets partial credit
+    in proportion: ``wrong + (1 - wrong) * (1 + value)``; -0.5 is halfway between wrong and right.
+    """
+    if value is None or value >= 0:
+        return 1.0
+    if value <= -1.0:
+        return wrong
+    return wrong + (1.0 - wrong) * (1.0 + value)
+
+
 class _Mirror:
     """The fold cache of ``Evidence`` for one key ``(decay, wrong, lag)``, as arrays by turn number.
 
@@ -163,10 +177,7 @@ class Evidence:
         return self._feedback.get(answer)
 
     def correctness(self, answer: object, wrong_weight: float = 0.0) -> float:
-        value = self._feedback.get(answer)
-        if value is None or value >= 0:
-            return 1.0
-        return wrong_weight
+        return credit(self._feedback.get(answer), wrong_weight)
 
     # ----- kept current by the layer --------------------------------------------------------
     def noted(self, c: Citation) -> None:
@@ -318,7 +329,8 @@ class Evidence:
             feedback = self._feedback
             # ``_value`` inlined: weight * correctness, where correctness 1 leaves the weight exact
             values = [
-                c.weight if c.answer_turn is None or feedback.get(c.answer_turn, 0.0) >= 0 else c.weight * wrong
+                c.weight if c.answer_turn is None or feedback.get(c.answer_turn, 0.0) >= 0
+                else c.weight * credit(feedback[c.answer_turn], wrong)
                 for c in map(recent.__getitem__, pick.tolist())
             ]
             np.add.at(settled, k[pick], np.array(values) * table[now - steps[pick]])

@@ -113,7 +113,7 @@ class Measured(Policy):
                    + max(0, smoothed - verdict_cut * background * rate * age)
         need       = (turn's prior / the candidates' mean prior) ** need   (1 when the prior is unknown)
         prior      = prior * need * size ** size_power * prior_decay ** age
-        importance = (excess + prior) / size ** density
+        importance = (citations * excess + prior) / size ** density
 
     * ``correctness`` is 1, or ``wrong_weight`` when feedback said the citing answer was wrong: the
       paper's demonstrated utility.
@@ -137,6 +137,8 @@ class Measured(Policy):
       The *prior* is the evidence a turn carries by arriving, fading with age. On LoCoMo a long turn
       is likelier to be needed even per token, hence ``size_power`` > 1.
     * ``density`` makes importance value per token (knapsack order): a budget is spent in tokens.
+    * ``citations`` weighs what the citations say against the prior (0: the prior alone, an
+      ablation the holdout benchmark reports).
     * ``need`` weighs the need estimator's prior (``TurnState.prior``: the probability, from the
       turn's text and place at arrival, that a later question needs it; ``memory/need.py``),
       relative to the candidates' mean so that it is scale-free like ``size``. With ``need`` = 0, or
@@ -158,6 +160,7 @@ class Measured(Policy):
     confirm: float = 6.0
     verdict_cut: float = 4.0
     need: float = 0.0
+    citations: float = 1.0
     name = "measured"
     description = "evicts the turn with the least demonstrated utility per token (lagged, decayed, correctness-weighted)"
 
@@ -196,6 +199,8 @@ class Measured(Policy):
         else:
             verdict = np.zeros(n)
         s = self._excess(settled, verdict, ages)
+        if self.citations != 1.0:
+            s = self.citations * s
         return self._per_token(s, tokens, ages, now, self._relative_need(evidence, numbers))
 
     def _relative_need(self, evidence: Evidence, numbers: np.ndarray) -> np.ndarray | float:
@@ -264,6 +269,7 @@ class Measured(Policy):
             "confirm": self.confirm,
             "verdict_cut": self.verdict_cut,
             "need": self.need,
+            "citations": self.citations,
         }
 
 
