@@ -23,8 +23,10 @@ from memory.layer import CiteOutcome, MemoryLayer
 from memory.types import EvictionRecord, MemorySettings, PinRefused, TurnState
 from storage import repo
 from storage.db import read_engine
-from storage.models import Conversation
+from storage.models import Conversation, utcnow
 
+from . import need
+from .embeddings import unpack_vector
 from .errors import StorageError
 
 
@@ -37,6 +39,15 @@ def load_layer(s: Session | Connection, conv: Conversation | Row) -> MemoryLayer
         repo.load_feedback(s, conv.id),
         step=conv.step,
     )
+
+
+def _prior(conn: Connection, conv_id: int, content: str, row: dict) -> float:
+    """The need estimator's prior for a turn about to be stored, from the turns stored before it."""
+    vectors = need.load_model().uses_vectors
+    prev = [need.Previous(c, at, unpack_vector(e, d) if vectors and e else None)
+            for c, at, e, d in repo.recent_turns(conn, conv_id, need.CONTEXT_TURNS)]
+    vec = unpack_vector(row["embedding"], row.get("embedding_dim")) if vectors and row.get("embedding") else None
+    return need.prior_for(content, prev, vec, utcnow())
 
 
 @dataclass
@@ -60,7 +71,8 @@ class Tx:
         return self.conv.id
 
     def add_turn(self, role: str, content: str, tokens: int, **row) -> TurnState:
-        t = self.layer.add_turn(role, tokens)
+        """Store a turn; its prior expected need is computed now, once (``assistant/need.py``)."""
+        t = self.layer.add_turn(role, tokens, prior=_prior(self.conn, self.conv_id, content, row))
         repo.insert_turn(self.conn, self.conv_id, t, content, **row)
         return t
 

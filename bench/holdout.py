@@ -40,16 +40,16 @@ BASELINES = ("fifo", "lru", "accumulate", "window")
 BUDGETS = (1000, 2000, 4000)
 NOISES = (0, 2)
 SEEDS = (0, 1, 2, 3, 4)
-TUNE_SEEDS = (0, 1, 2)
+TUNE_SEEDS = (0, 1)
 PASSES = 1
-START = {"need": 1.0, "size_power": 0.5, "prior": 1.0, "prior_decay": 0.99, "background": 0.5, "lag": 4}
+START = {"need": 1.0, "size_power": 0.5, "prior": 2.5, "prior_decay": 0.99, "background": 0.5, "lag": 4}
 GRID = {
-    "need": (0.0, 1.0, 2.0, 3.0),
-    "size_power": (0.0, 0.5, 1.0, 1.5),
-    "prior": (0.4, 1.0, 2.5, 6.0, 15.0),
-    "prior_decay": (0.98, 0.99, 0.995, 1.0),
-    "background": (0.0, 0.5, 1.0),
-    "lag": (0, 2, 4, 8),
+    "need": (0.0, 1.0, 2.0),
+    "size_power": (0.0, 0.5, 1.0),
+    "prior": (1.0, 2.5, 6.0),
+    "prior_decay": (0.99, 0.995, 1.0),
+    "background": (0.5, 1.0),
+    "lag": (0, 4),
 }
 # what each part adds: the tuned policy with one part switched off
 ABLATIONS = {

@@ -32,7 +32,7 @@ def add_parsers(sub, default_data: str, ints) -> None:
     h.add_argument("--budgets", type=ints, default=[1000, 2000, 4000], help="budgets in tokens")
     h.add_argument("--noise", type=int, default=2, metavar="K", help="the noisy setting (noise 0 always runs)")
     h.add_argument("--seeds", type=ints, default=[0, 1, 2, 3, 4], help="placement seeds for the held-out scores")
-    h.add_argument("--tune-seeds", type=ints, default=[0, 1, 2], help="placement seeds for tuning")
+    h.add_argument("--tune-seeds", type=ints, default=[0, 1], help="placement seeds for tuning")
     h.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
     h.add_argument("--no-final", action="store_true", help="skip the fit on all conversations")
     h.add_argument("--model-out", metavar="PATH", help="write the need model fitted on all conversations here")

@@ -129,6 +129,11 @@ class NeedModel:
     version: str = ""
     meta: dict = field(default_factory=dict, compare=False)
 
+    @property
+    def uses_vectors(self) -> bool:
+        """Whether the model reads embeddings (the similarity features or the vector itself)."""
+        return bool(self.embedding_coef) or any(n.startswith("sim_") for n in self.names)
+
     def predict(self, features: Mapping[str, float], embedding: np.ndarray | None = None) -> float:
         x = (vector(features, self.names) - np.array(self.mean)) / np.array(self.scale)
         z = self.intercept + float(np.dot(x, np.array(self.coef)))

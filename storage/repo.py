@@ -89,11 +89,12 @@ def list_conversations(s: Session, *, owner: str | None = None) -> list[Conversa
 
 def load_turn_states(s: Session, conv_id: int) -> list[TurnState]:
     rows = s.execute(
-        select(Turn.seq, Turn.role, Turn.tokens, Turn.protected_since, Turn.state, Turn.pinned)
+        select(Turn.seq, Turn.role, Turn.tokens, Turn.protected_since, Turn.state, Turn.pinned, Turn.prior)
         .where(Turn.conversation_id == conv_id)
         .order_by(Turn.seq)
     )
-    return [TurnState(seq, role, tokens, seq, since, state == "active", pinned) for seq, role, tokens, since, state, pinned in rows]
+    return [TurnState(seq, role, tokens, seq, since, state == "active", pinned, prior)
+            for seq, role, tokens, since, state, pinned, prior in rows]
 
 
 def load_citations(s: Session, conv_id: int) -> list[Citation]:
@@ -197,8 +198,18 @@ def insert_turn(
             "embedding": embedding,
             "embedding_model": embedding_model,
             "embedding_dim": embedding_dim,
+            "prior": t.prior,
         },
     )
+
+
+def recent_turns(conn, conv_id: int, limit: int) -> list:
+    """The last ``limit`` turns (content, created_at, embedding, embedding_dim), oldest first."""
+    rows = conn.execute(
+        select(Turn.content, Turn.created_at, Turn.embedding, Turn.embedding_dim)
+        .where(Turn.conversation_id == conv_id).order_by(Turn.seq.desc()).limit(limit)
+    ).all()
+    return rows[::-1]
 
 
 def sync_turn(conn, conv_id: int, t: TurnState) -> None:
