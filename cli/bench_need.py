@@ -99,7 +99,7 @@ def cmd_holdout(args) -> int:
     results: dict[tuple, list] = {}
     fitted: dict[int, holdout.Fit] = {}
     final = None
-    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool, \
+    with (ProcessPoolExecutor(max_workers=args.jobs) if args.jobs > 1 else _InProcess()) as pool, \
             tqdm(total=total, desc="holdout", unit="run", file=sys.stderr) as bar:
         def mapper(fn, jobs):
             return pool.map(fn, jobs)
@@ -147,6 +147,19 @@ def cmd_holdout(args) -> int:
         }
         Path(args.json).write_text(json.dumps(out, indent=1, default=str))
     return 0
+
+
+class _InProcess:
+    """``--jobs 1``: the same calls, in this process (no pool to start)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def map(self, fn, jobs):
+        return map(fn, jobs)
 
 
 def _fmt_params(p: dict) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -41,6 +41,11 @@ class Policy:
 
     def params(self) -> dict:
         return {}
+
+    def parts(self, candidates: Sequence[TurnState], evidence: Evidence, now: int) -> list[tuple[float, float]] | None:
+        """Each candidate's importance split as (prior part, evidence part), summing to ``scores``;
+        None for a policy whose importance has no prior (every part is evidence or recency)."""
+        return None
 
 
 class Fifo(Policy):
@@ -256,6 +261,13 @@ class Measured(Policy):
         if density:
             s = s / np.array([x ** density for x in sizes])
         return s
+
+    def parts(self, candidates, evidence, now):
+        """(prior part, evidence part) per candidate: the evidence part is the importance with the
+        prior switched off, the prior part the rest (``importance = prior part + evidence part``)."""
+        total = self.scores(candidates, evidence, now)
+        cited = replace(self, prior=0.0).scores(candidates, evidence, now)
+        return [(t - c, c) for t, c in zip(total, cited)]
 
     def params(self):
         return {

@@ -151,6 +151,9 @@ def inspector() -> None:
             "citations": st.column_config.NumberColumn("cited", help="How many times answers cited it."),
             "last cited": st.column_config.TextColumn("last cited", help="Step of the last citation."),
             "importance": st.column_config.NumberColumn("importance", format="%.3f", help="Under the active policy, now."),
+            "need prior": st.column_config.NumberColumn("need prior", format="%.2f", help="The need estimator's chance, at arrival, that a later question needs this turn."),
+            "from prior": st.column_config.NumberColumn("from prior", format="%.3f", help="The part of the importance that comes from the prior."),
+            "from evidence": st.column_config.NumberColumn("from evidence", format="%.3f", help="The part that comes from citations."),
             "rank": st.column_config.TextColumn("evict rank", help="1 = the next turn eviction would take; blank: pinned, protected or evicted."),
         },
     )
