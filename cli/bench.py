@@ -103,7 +103,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--policies", type=_names, default=_names("fifo,lru,accumulate,window,measured"))
     s.add_argument("--lags", type=_ints, default=_ints(LAGS), help="lag sweep values")
     s.add_argument("--lag", type=int, default=None,
-                   help="lag for the main table (default: each policy's benchmark lag)")
+                   help="lag of every policy in the main table (default: measured's benchmark lag, for all)")
+    s.add_argument("--confirm", type=_ints, default=[1, 3], metavar="LO,HI",
+                   help="steps from a fact's statement to its confirming citation (drawn in LO..HI)")
     s.add_argument("--param", action="append", metavar="POLICY.NAME=VALUE", help="policy parameter (repeatable)")
     s.add_argument("--plot", metavar="OUT.png", help="write retention vs lag, one line per policy")
     s.add_argument("--json", metavar="OUT", help="write results and settings as JSON")
@@ -249,10 +251,10 @@ def plot_lines(rows: list[dict], x: str, y: str, out: str, title: str, xlabel: s
 
 # ----- synthetic ------------------------------------------------------------------------------
 def _synthetic_job(args: tuple) -> tuple[str, int | None, int, int, int]:
-    seed, turns, budget, sp, lag = args
+    seed, turns, budget, sp, lag, confirm = args
     from bench import synthetic
 
-    trace = synthetic.generate(seed, turns=turns)
+    trace = synthetic.generate(seed, turns=turns, confirm=confirm)
     b = budget if budget is not None else synthetic.default_budget(trace)
     policy = sp.build()
     lag = sp.bench_lag() if lag is None else lag
@@ -265,9 +267,13 @@ def cmd_synthetic(args) -> int:
     from bench import protocol, synthetic
 
     params = _params(args.param)
-    specs = [protocol.spec(n, lag=args.lag, **params.get(n, {})) for n in args.policies]
-    jobs = [(seed, args.turns, args.budget, sp, None) for sp in specs for seed in args.seeds]
-    jobs += [(seed, args.turns, args.budget, sp, L) for sp in specs for L in args.lags for seed in args.seeds]
+    if len(args.confirm) != 2 or not 1 <= args.confirm[0] <= args.confirm[1]:
+        raise SystemExit(f"--confirm {args.confirm}: expected LO,HI with 1 <= LO <= HI")
+    lag = args.lag if args.lag is not None else protocol.MEASURED_BENCH_LAG  # every policy at the same lag
+    specs = [protocol.spec(n, lag=lag, **params.get(n, {})) for n in args.policies]
+    confirm = tuple(args.confirm)
+    jobs = [(seed, args.turns, args.budget, sp, None, confirm) for sp in specs for seed in args.seeds]
+    jobs += [(seed, args.turns, args.budget, sp, L, confirm) for sp in specs for L in args.lags for seed in args.seeds]
     acc: dict[tuple[str, int | None], list[int]] = {}
     budgets: set[int] = set()
     for title, lag, kept, needed, b in _run_jobs(_synthetic_job, jobs, 1, "synthetic"):
@@ -279,7 +285,8 @@ def cmd_synthetic(args) -> int:
              "reuses": acc[(sp.title, None)][1]} for sp in specs]
     sweep = [{"policy": sp.title, "lag": L, "retention": acc[(sp.title, L)][0] / max(1, acc[(sp.title, L)][1])}
              for sp in specs for L in args.lags]
-    print(f"Synthetic: retention of reused facts ({len(args.seeds)} seeds x {args.turns} turns, "
+    print(f"Synthetic: retention of reused facts ({len(args.seeds)} seeds x {args.turns} turns, confirmation after "
+          f"{confirm[0]}-{confirm[1]} steps, every policy at lag {lag} in the main table, "
           f"budget {args.budget or 'auto: ' + ','.join(map(str, sorted(budgets)))} tokens)")
     width = max(len(r["policy"]) for r in main)
     print(f"{'policy'.ljust(width)}  lag  retention")
@@ -290,7 +297,7 @@ def cmd_synthetic(args) -> int:
     for sp in specs:
         vals = [acc[(sp.title, L)][0] / max(1, acc[(sp.title, L)][1]) for L in args.lags]
         print(f"{sp.title.ljust(width)}  " + "  ".join(f"{v:.3f} " for v in vals))
-    settings = {"seeds": args.seeds, "turns": args.turns, "budget": args.budget or sorted(budgets),
+    settings = {"seeds": args.seeds, "turns": args.turns, "budget": args.budget or sorted(budgets), "confirm": confirm,
                 "lags": args.lags, "generator": synthetic.generate.__kwdefaults__ or "defaults"}
     if args.json:
         Path(args.json).write_text(json.dumps({"results": main, "lag_sweep": sweep, "settings": settings}, indent=2, default=str))

@@ -119,7 +119,8 @@ class Measured(Policy):
         prior      = prior * size ** size_power * prior_decay ** age          (no learned prior)
                    = need_weight * (p / mean p) ** need * size ** need_size_power * prior_decay ** age
                                                   (the turn has a learned prior p, TurnState.prior)
-        importance = (citations * excess + prior) / size ** density
+        trust      = 1 - verdict_prior + verdict_prior * verdict   (1 when the lag window got no cites)
+        importance = (citations * excess + trust * prior) / size ** density
 
     * ``correctness`` is 1, or ``wrong_weight`` when feedback said the citing answer was wrong: the
       paper's demonstrated utility.
@@ -143,6 +144,10 @@ class Measured(Policy):
       The *prior* is the evidence a turn carries by arriving, fading with age. On LoCoMo a long turn
       is likelier to be needed even per token, hence ``size_power`` > 1.
     * ``density`` makes importance value per token (knapsack order): a budget is spent in tokens.
+    * ``trust`` is the Bayesian side of the verdict: citations are evidence about a turn's need, not
+      only units of it. A turn whose lag-window cites all came from answers that turned out wrong
+      is likely chatter and loses ``verdict_prior`` of its prior; one not cited yet keeps it all (its
+      confirmation may come after the lag window), one cited by right answers keeps it too.
     * ``citations`` weighs what the citations say against the prior (0: the prior alone, an
       ablation the holdout benchmark reports).
     * ``p`` is the need estimator's prior (``TurnState.prior``: the probability, from the turn's
@@ -171,6 +176,7 @@ class Measured(Policy):
     background: float = 0.5
     confirm: float = 6.0
     verdict_cut: float = 4.0
+    verdict_prior: float = 0.0
     need_weight: float = 0.0
     need: float = 1.0
     need_size_power: float = 0.0
@@ -215,7 +221,13 @@ class Measured(Policy):
         s = self._excess(settled, verdict, ages)
         if self.citations != 1.0:
             s = self.citations * s
-        return self._per_token(s, tokens, ages, now, evidence.priors(numbers))
+        trust = None
+        if self.verdict_prior and lag:
+            # the lag window's verdict updates the prior: a turn whose early cites all came from
+            # wrong answers is likely chatter, one never cited yet keeps its prior whole
+            vp = self.verdict_prior
+            trust = np.where(judged, (1.0 - vp) + vp * ratio, 1.0)
+        return self._per_token(s, tokens, ages, now, evidence.priors(numbers), trust)
 
     def _excess(self, settled: np.ndarray, verdict: np.ndarray, ages: np.ndarray) -> np.ndarray:
         """Settled evidence and verdict above the background rate measured over the candidates."""
@@ -236,7 +248,7 @@ class Measured(Policy):
         return u + verdict
 
     def _per_token(self, s: np.ndarray, tokens: np.ndarray, ages: np.ndarray, now: int,
-                   p: np.ndarray | None = None) -> np.ndarray:
+                   p: np.ndarray | None = None, trust: np.ndarray | None = None) -> np.ndarray:
         """Add the prior (faded) and divide by size ** density (size = tokens over the candidates'
         mean). ``p``: the candidates' learned priors (NaN where a turn has none)."""
         prior, size_power, density = self.prior, self.size_power, self.density
@@ -246,7 +258,7 @@ class Measured(Policy):
         if not (size_power or density or known is not None):
             if prior:
                 fade = powers(self.prior_decay, now)[ages] if self.prior_decay != 1.0 else 1.0
-                s = s + prior * 1.0 * fade
+                s = s + prior * (1.0 if trust is None else trust) * fade
             return s
         mean = int(tokens.sum()) / len(tokens) or 1.0
         size = np.maximum(tokens, 1) / mean
@@ -257,6 +269,8 @@ class Measured(Policy):
             term = prior * grown
             if known is not None:
                 term = np.where(known, self._learned(p, known, sizes), term)
+            if trust is not None:
+                term = term * trust
             s = s + term * fade
         if density:
             s = s / np.array([x ** density for x in sizes])
@@ -293,6 +307,7 @@ class Measured(Policy):
             "background": self.background,
             "confirm": self.confirm,
             "verdict_cut": self.verdict_cut,
+            "verdict_prior": self.verdict_prior,
             "need_weight": self.need_weight,
             "need": self.need,
             "need_size_power": self.need_size_power,

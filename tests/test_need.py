@@ -156,3 +156,18 @@ def test_a_stored_turn_keeps_its_prior_through_a_rebuild(store):
     with Session(store.engine) as s:
         rebuilt = load_layer(s, store.conversation(conv))
     assert [t.prior for t in rebuilt.turns()] == [a.prior, b.prior]
+
+
+def test_verdict_prior_drops_the_prior_of_a_turn_cited_only_by_wrong_answers():
+    def ranking(vp):
+        layer = MemoryLayer(MemorySettings(budget=1000, lag=3), Measured(verdict_prior=vp, confirm=0.0))
+        layer.add_turn("user", 20)
+        layer.cite([1], answer_turn=-1)
+        layer.feedback(-1, -1.0)  # turn 1: cited in its lag window by a wrong answer
+        layer.add_turn("user", 20)  # turn 2: never cited
+        for _ in range(4):
+            layer.add_turn("user", 20)
+        return dict((t.number, s) for t, s in layer.ranking())
+
+    assert ranking(1.0)[1] == 0.0 < ranking(1.0)[2]  # all its prior gone; the uncited turn keeps its own
+    assert ranking(0.0)[1] > 0.0
