@@ -80,6 +80,9 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "measured's benchmark lag for measured)")
     p.add_argument("--param", action="append", metavar="POLICY.NAME=VALUE",
                    help="policy parameter, e.g. measured.decay=0.995 (repeatable)")
+    p.add_argument("--priors", choices=("shipped", "none"), default="shipped",
+                   help="measured's need priors: from the shipped need model (trained on the dev file: "
+                        "in-sample there) or none (size prior only)")
     p.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="worker processes")
     p.add_argument("--plot", metavar="OUT.png", help="write recall vs budget, one line per policy")
     p.add_argument("--json", metavar="OUT", help="write results and settings as JSON")
@@ -133,12 +136,19 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 # ----- locomo ---------------------------------------------------------------------------------
 def _locomo_job(args: tuple) -> tuple[str, int, int, list]:
-    data, tokens, placement, noise, policy, budget, seed = args
-    from bench import locomo, protocol
+    data, tokens, placement, noise, policy, budget, seed, priors = args
+    from bench import locomo, need_data, protocol
 
     convs = _cached_load(data)
     scale = locomo.token_scale(tokens)
-    res = protocol.run(convs, policy, budget, seed, scale, placement, noise, costs=_cached_costs(data, tokens))
+    if priors == "shipped" and policy.name == "measured":
+        if (data, "priors") not in _CACHE:
+            _CACHE[(data, "priors")] = need_data.shipped_priors(convs)
+        priors = _CACHE[(data, "priors")]
+    else:
+        priors = None
+    res = protocol.run(convs, policy, budget, seed, scale, placement, noise, costs=_cached_costs(data, tokens),
+                       priors=priors)
     return policy.title, budget, seed, res
 
 
@@ -191,7 +201,11 @@ def cmd_locomo(args) -> int:
             specs.append(protocol.spec(name, lag=lag, **params.get(name, {})))
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
-    jobs = [(str(path), args.tokens, args.placement, args.noise, sp, b, seed)
+    if args.priors == "shipped" and "measured" in args.policies:
+        from bench import need_data
+
+        _CACHE[(str(path), "priors")] = need_data.shipped_priors(convs)  # embeddings once, before the pool
+    jobs = [(str(path), args.tokens, args.placement, args.noise, sp, b, seed, args.priors)
             for b in args.budgets for sp in specs for seed in args.seeds]
     pooled: dict[tuple[str, int], list] = {}
     for title, budget, _seed, res in _run_jobs(_locomo_job, jobs, args.jobs, "locomo"):
@@ -213,6 +227,7 @@ def cmd_locomo(args) -> int:
         "seeds": args.seeds,
         "budgets": args.budgets,
         "noise": args.noise,
+        "priors": args.priors,
         "policies": [{"policy": sp.title, "params": dict(sp.params), "lag": protocol.ran_lag(sp)} for sp in specs],
     }
     title = (f"LoCoMo evidence recall: {len(convs)} conversations, placement {args.placement}, "

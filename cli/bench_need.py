@@ -115,6 +115,8 @@ def cmd_holdout(args) -> int:
                 bar.update(1)
             for held in g:
                 fitted[held] = f
+        bar.total = bar.n  # the tuning cache saved some of the runs counted up front
+        bar.refresh()
     folds = list(range(n))
     pooled = holdout.pool(results, budgets, noises, folds)
     print(f"Held-out LoCoMo ({path.name}: {n} conversations, {'leave one out' if k == n else f'{k} folds'}; "
