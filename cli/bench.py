@@ -106,7 +106,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--policies", type=_names, default=_names("fifo,lru,accumulate,window,measured"))
     s.add_argument("--lags", type=_ints, default=_ints(LAGS), help="lag sweep values")
     s.add_argument("--lag", type=int, default=None,
-                   help="lag of every policy in the main table (default: measured's benchmark lag, for all)")
+                   help="lag of every policy in the main table (default: bench.synthetic.SYNTHETIC_LAG, for all)")
     s.add_argument("--confirm", type=_ints, default=[1, 3], metavar="LO,HI",
                    help="steps from a fact's statement to its confirming citation (drawn in LO..HI)")
     s.add_argument("--param", action="append", metavar="POLICY.NAME=VALUE", help="policy parameter (repeatable)")
@@ -284,8 +284,8 @@ def cmd_synthetic(args) -> int:
     params = _params(args.param)
     if len(args.confirm) != 2 or not 1 <= args.confirm[0] <= args.confirm[1]:
         raise SystemExit(f"--confirm {args.confirm}: expected LO,HI with 1 <= LO <= HI")
-    lag = args.lag if args.lag is not None else protocol.MEASURED_BENCH_LAG  # every policy at the same lag
-    specs = [protocol.spec(n, lag=lag, **params.get(n, {})) for n in args.policies]
+    main_lag = args.lag if args.lag is not None else synthetic.SYNTHETIC_LAG  # every policy at the same lag
+    specs = [protocol.spec(n, lag=main_lag, **params.get(n, {})) for n in args.policies]
     confirm = tuple(args.confirm)
     jobs = [(seed, args.turns, args.budget, sp, None, confirm) for sp in specs for seed in args.seeds]
     jobs += [(seed, args.turns, args.budget, sp, L, confirm) for sp in specs for L in args.lags for seed in args.seeds]
@@ -301,7 +301,7 @@ def cmd_synthetic(args) -> int:
     sweep = [{"policy": sp.title, "lag": L, "retention": acc[(sp.title, L)][0] / max(1, acc[(sp.title, L)][1])}
              for sp in specs for L in args.lags]
     print(f"Synthetic: retention of reused facts ({len(args.seeds)} seeds x {args.turns} turns, confirmation after "
-          f"{confirm[0]}-{confirm[1]} steps, every policy at lag {lag} in the main table, "
+          f"{confirm[0]}-{confirm[1]} steps, every policy at lag {main_lag} in the main table, "
           f"budget {args.budget or 'auto: ' + ','.join(map(str, sorted(budgets)))} tokens)")
     width = max(len(r["policy"]) for r in main)
     print(f"{'policy'.ljust(width)}  lag  retention")

@@ -59,7 +59,9 @@ def test_synthetic_runs_every_policy_at_one_lag_and_takes_a_confirmation_delay(t
     assert bench_cli.main(["bench", "synthetic", "--seeds", "0", "--turns", "120", "--lags", "2",
                            "--confirm", "1,8", "--json", str(out)]) == 0
     res = json.loads(out.read_text())
-    assert {r["lag"] for r in res["results"]} == {protocol.MEASURED_BENCH_LAG}
+    from bench.synthetic import SYNTHETIC_LAG
+
+    assert {r["lag"] for r in res["results"]} == {SYNTHETIC_LAG}
     assert res["settings"]["confirm"] == [1, 8]
     with pytest.raises(SystemExit, match="confirm"):
         bench_cli.main(["bench", "synthetic", "--seeds", "0", "--turns", "50", "--confirm", "3,1"])
