@@ -127,7 +127,7 @@ def test_rebuilt_layer_scores_priors_bit_for_bit():
 
 
 def test_parts_sum_to_the_importance():
-    layer = _layer(Measured(need_weight=1.0), [0.2, 0.8, 0.4, 0.6])
+    layer = _layer(Measured(need_weight=1.0, background=0.0), [0.2, 0.8, 0.4, 0.6])
     layer.cite([1, 2])
     ts = layer.turns()
     parts = layer.policy.parts(ts, layer.evidence, layer.step)
