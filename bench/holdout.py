@@ -30,15 +30,12 @@ grids and the start point were also drawn up after looking at those conversation
 from __future__ import annotations
 
 import functools
-import itertools
-import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import locomo, need_data, need_train, protocol, report
+from . import locomo, need_train, protocol
 
 BASELINES = ("fifo", "lru", "accumulate", "window")
 BUDGETS = (1000, 2000, 4000)

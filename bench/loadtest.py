@@ -146,14 +146,16 @@ def check_contract(store, conv_id: int) -> list[str]:
 
     with Session(store.reader) as s:
         conv = repo.get_conversation(s, conv_id)
-        tokens = {row.seq: row.tokens for row in repo.turn_rows(s, conv_id)}
+        rows = repo.turn_rows(s, conv_id)
+        tokens = {row.seq: row.tokens for row in rows}
+        priors = {row.seq: row.prior for row in rows}  # the need prior is stored, never recomputed
         stored = [r.as_dict() for r in repo.load_evictions(s, conv_id)]
     problems: list[str] = []
     lay = MemoryLayer(repo.settings_of(conv))
     replayed = []
     for item in T.parse(export_transcript(store, conv_id)).items:
         if isinstance(item, T.TurnLine):
-            t = lay.add_turn(item.role, tokens[item.number])
+            t = lay.add_turn(item.role, tokens[item.number], prior=priors[item.number])
             if item.cites:
                 lay.cite(list(item.cites), answer_turn=t.number)
             records = lay.enforce_budget(f"over budget after turn {t.number} arrived")

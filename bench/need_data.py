@@ -79,19 +79,3 @@ def table(conv: Conversation, emb: np.ndarray) -> TurnTable:
     y = np.array([1.0 if t.number in evidence else 0.0 for t in conv.turns])
     return TurnTable(conv.sample_id, np.array(rows), emb.astype(np.float64), y)
 
-
-def priors(conv: Conversation, model) -> list[float]:
-    """Each turn's prior from ``model`` (a ``NeedModel``), as the app computes it at arrival;
-    embeddings are computed (or read from the cache) only when the model reads them."""
-    from .need_train import predict
-
-    emb = embeddings(conv) if model.uses_vectors else np.zeros((len(conv.turns), 1), dtype=np.float32)
-    return predict(model, table(conv, emb)).tolist()
-
-
-def shipped_priors(conversations) -> list[list[float]]:
-    """Priors from the model the app ships (``assistant/need_model.json``)."""
-    from assistant.need import load_model
-
-    model = load_model()
-    return [priors(c, model) for c in conversations]

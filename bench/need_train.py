@@ -21,6 +21,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from memory.need import FEATURES, NeedModel
+from . import need_data
+from .locomo import Conversation
 from .need_data import TurnTable
 
 SIMILARITY = ("sim_prev", "sim_recent_question")
@@ -127,3 +129,18 @@ def format_rows(rows: Sequence[dict], pick: dict | None = None) -> str:
         lines.append(f"{r['feature_set']:<9} {r['C']:>5}  {r['auc']:.3f}  {r['log_loss']:>8.4f}  "
                      f"{r['mean_p_evidence']:.3f}  {r['mean_p_other']:>7.3f}  {per}{mark}")
     return "\n".join(lines)
+
+
+def priors(conv: Conversation, model) -> list[float]:
+    """Each turn's prior from ``model`` (a ``NeedModel``), as the app computes it at arrival;
+    embeddings are computed (or read from the cache) only when the model reads them."""
+    emb = need_data.embeddings(conv) if model.uses_vectors else np.zeros((len(conv.turns), 1), dtype=np.float32)
+    return predict(model, need_data.table(conv, emb)).tolist()
+
+
+def shipped_priors(conversations) -> list[list[float]]:
+    """Priors from the model the app ships (``assistant/need_model.json``)."""
+    from assistant.need import load_model
+
+    model = load_model()
+    return [priors(c, model) for c in conversations]

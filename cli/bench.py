@@ -137,13 +137,13 @@ def register(subparsers) -> argparse.ArgumentParser:
 # ----- locomo ---------------------------------------------------------------------------------
 def _locomo_job(args: tuple) -> tuple[str, int, int, list]:
     data, tokens, placement, noise, policy, budget, seed, priors = args
-    from bench import locomo, need_data, protocol
+    from bench import locomo, need_train, protocol
 
     convs = _cached_load(data)
     scale = locomo.token_scale(tokens)
     if priors == "shipped" and policy.name == "measured":
         if (data, "priors") not in _CACHE:
-            _CACHE[(data, "priors")] = need_data.shipped_priors(convs)
+            _CACHE[(data, "priors")] = need_train.shipped_priors(convs)
         priors = _CACHE[(data, "priors")]
     else:
         priors = None
@@ -202,9 +202,9 @@ def cmd_locomo(args) -> int:
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
     if args.priors == "shipped" and "measured" in args.policies:
-        from bench import need_data
+        from bench import need_train
 
-        _CACHE[(str(path), "priors")] = need_data.shipped_priors(convs)  # embeddings once, before the pool
+        _CACHE[(str(path), "priors")] = need_train.shipped_priors(convs)  # embeddings once, before the pool
     jobs = [(str(path), args.tokens, args.placement, args.noise, sp, b, seed, args.priors)
             for b in args.budgets for sp in specs for seed in args.seeds]
     pooled: dict[tuple[str, int], list] = {}
