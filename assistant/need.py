@@ -71,14 +71,22 @@ def _same_session(a: datetime | None, b: datetime | None) -> bool:
 
 def prior_for(content: str, previous: Sequence[Previous] = (), vector: np.ndarray | None = None,
               now: datetime | None = None, model: NeedModel | None = None) -> float:
-    """The expected need of a turn arriving now after ``previous`` (oldest first)."""
+    """The expected need of a turn arriving now after ``previous`` (oldest first).
+
+    The arrival context is set directly from the previous turns (what ``ArrivalContext`` would
+    hold after seeing them one by one: the turns since the last gap, the last turn, the recent
+    questions' vectors), so storing a turn does not re-read the text of the 40 before it."""
     model = model or load_model()
     previous = list(previous)[-CONTEXT_TURNS:]
     ctx = ArrivalContext()
-    last = None
-    for p in previous:
-        ctx.features(p.content, p.vector, new_session=last is not None and not _same_session(last, p.created_at))
-        last = p.created_at
-    new_session = bool(previous) and not _same_session(last, now)
-    f = ctx.features(content, vector, new_session=new_session)
-    return model.predict(f, vector)
+    if previous and _same_session(previous[-1].created_at, now):
+        run = 1
+        while run < len(previous) and _same_session(previous[-run - 1].created_at, previous[-run].created_at):
+            run += 1
+        ctx.session_index = run
+    if previous:
+        ctx.prev_text, ctx.prev_vector = previous[-1].content, previous[-1].vector
+        for p in previous:
+            if "?" in p.content and p.vector is not None:
+                ctx.questions.append(p.vector)
+    return model.predict(ctx.features(content, vector), vector)

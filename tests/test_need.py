@@ -171,3 +171,23 @@ def test_verdict_prior_drops_the_prior_of_a_turn_cited_only_by_wrong_answers():
 
     assert ranking(1.0)[1] == 0.0 < ranking(1.0)[2]  # all its prior gone; the uncited turn keeps its own
     assert ranking(0.0)[1] > 0.0
+
+
+def test_prior_for_sets_the_context_as_seeing_the_turns_one_by_one_would():
+    from datetime import datetime, timedelta
+
+    t0 = datetime(2026, 1, 1, 12, 0)
+    gaps = [0, 1, 2, 120, 121, 122, 123]  # minutes: a new session starts at the fourth turn
+    texts = ["Hi!", "How was Boston?", "Great, Anna showed me around in May.", "Back again?",
+             "Yes, what did you cook?", "A 3-course dinner for 6 people.", "Nice!"]
+    vecs = [np.eye(7)[i] for i in range(7)]
+    prev = [app_need.Previous(t, t0 + timedelta(minutes=g), v) for t, g, v in zip(texts, gaps, vecs)]
+    model = NeedModel(FEATURES, (0.0,) * len(FEATURES), (1.0,) * len(FEATURES),
+                      tuple(0.1 * (k + 1) for k in range(len(FEATURES))), -1.0)
+    for now_gap in (124, 400):  # same session, then after a gap
+        ctx = ArrivalContext()
+        for i, (t, v) in enumerate(zip(texts, vecs)):
+            ctx.features(t, v, new_session=i > 0 and gaps[i] - gaps[i - 1] > 30)
+        f = ctx.features("So what now?", vecs[0], new_session=now_gap - gaps[-1] > 30)
+        got = app_need.prior_for("So what now?", prev, vecs[0], t0 + timedelta(minutes=now_gap), model=model)
+        assert got == model.predict(f, vecs[0])
