@@ -165,7 +165,7 @@ def replay(
     if atomic:
         # built in RAM first (no lock, nothing stored if the file fails in the layer), then
         # written in short chunks into a pending conversation and revealed at once
-        tx = Tx(Recorder(), Draft(), MemoryLayer(settings))
+        tx = Tx(Recorder(), Draft(), MemoryLayer(settings), recent=[])
         for i, item in enumerate(transcript.items):
             _apply(tx, item, counter, log, timeline=timeline)
             if progress:

@@ -35,11 +35,13 @@ from memory.layer import CiteOutcome, MemoryLayer
 from memory.types import EvictionRecord, MemorySettings, PinRefused, TurnState
 from storage import chunks, repo
 from storage.db import make_engine, read_engine
-from storage.models import Conversation, MemoryEvent, MissRow, Turn
+from storage.models import Conversation, MemoryEvent, MissRow, Turn, utcnow
 from storage.repo import NotFound
 
 from .cache import ByteCache
+from . import need
 from .config import default_url
+from .embeddings import unpack_vector
 from .scope import OwnerScope
 from .store_errors import storage_errors as _storage_errors
 
@@ -62,6 +64,13 @@ def load_layer(s: Session | Connection, conv: Conversation | Row) -> MemoryLayer
                                   repo.load_citations(s, conv.id), repo.load_feedback(s, conv.id), step=conv.step)
 
 
+def _recent(conn: Connection, conv_id: int) -> list[need.Previous]:
+    """The turns stored last (oldest first), as much of them as the need estimator reads."""
+    vectors = need.load_model().uses_vectors
+    return [need.Previous(c, at, unpack_vector(e, d) if vectors and e else None)
+            for c, at, e, d in repo.recent_turns(conn, conv_id, need.CONTEXT_TURNS)]
+
+
 @dataclass
 class Tx:
     """One unit of work on one conversation: layer operations that also write their rows.
@@ -73,6 +82,9 @@ class Tx:
     conv: Row
     layer: MemoryLayer
     dropped: int = 0
+    # the turns before the next one, for its need prior: read once from the database when the
+    # first turn is added (a new conversation or an import's draft starts with none)
+    recent: list[need.Previous] | None = None
 
     def update(self, **values) -> None:
         """Change the conversation's own columns (title, settings) in this transaction."""
@@ -83,7 +95,14 @@ class Tx:
         return self.conv.id
 
     def add_turn(self, role: str, content: str, tokens: int, **row) -> TurnState:
-        t = self.layer.add_turn(role, tokens)
+        """Store a turn; its prior expected need is computed now, once (``assistant/need.py``)."""
+        if self.recent is None:
+            self.recent = _recent(self.conn, self.conv_id)
+        vectors = need.load_model().uses_vectors
+        vec = unpack_vector(row["embedding"], row.get("embedding_dim")) if vectors and row.get("embedding") else None
+        now = utcnow()
+        t = self.layer.add_turn(role, tokens, prior=need.prior_for(content, self.recent, vec, now))
+        self.recent = (self.recent + [need.Previous(content, now, vec)])[-need.CONTEXT_TURNS:]
         repo.insert_turn(self.conn, self.conv_id, t, content, **row)
         return t
 

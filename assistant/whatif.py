@@ -28,6 +28,8 @@ from memory.layer import MemoryLayer
 from memory.tokens import TokenCounter
 from memory.types import EvictionRecord, MemorySettings, PinRefused, Snapshot
 
+from . import need
+
 POLICY_NAMES = ("fifo", "lru", "accumulate", "window", "measured")
 
 
@@ -46,6 +48,7 @@ class Recording:
     title: str = ""
     tokens_name: str = ""
     now: Snapshot | None = None  # a stored conversation's memory when it was read
+    priors: dict[int, float | None] = field(default_factory=dict)  # the need estimator's, at arrival
 
     @property
     def steps(self) -> int:
@@ -119,9 +122,17 @@ class WhatIf:
 
 
 def from_transcript(t: T.Transcript, counter: TokenCounter, settings: MemorySettings) -> Recording:
-    """A saved file as a recording: each turn costs what ``counter`` says (as a replay stores it)."""
-    tokens = {item.number: counter.count(item.content) for item in t.items if isinstance(item, T.TurnLine)}
-    return Recording(settings, tuple(t.items), tokens, {}, t.header.get("title", ""), getattr(counter, "name", ""))
+    """A saved file as a recording: each turn costs what ``counter`` says and gets the need prior
+    the estimator gives it after the turns before it (as a replay stores them)."""
+    lines = [item for item in t.items if isinstance(item, T.TurnLine)]
+    tokens = {item.number: counter.count(item.content) for item in lines}
+    priors: dict[int, float | None] = {}
+    previous: list = []
+    for item in lines:
+        priors[item.number] = need.prior_for(item.content, previous)
+        previous = (previous + [need.Previous(item.content)])[-need.CONTEXT_TURNS:]
+    return Recording(settings, tuple(t.items), tokens, {}, t.header.get("title", ""), getattr(counter, "name", ""),
+                     priors=priors)
 
 
 def from_history(layer: MemoryLayer, events: Iterable, misses: Iterable, title: str = "") -> Recording:
@@ -156,7 +167,8 @@ def from_history(layer: MemoryLayer, events: Iterable, misses: Iterable, title: 
         items.append(T.TurnLine(t.number, t.role, "", tuple(cites.get(t.number, ()))))
         items.extend(by_step.get(t.number, ()))
     return Recording(layer.settings, tuple(items), {t.number: t.tokens for t in turns},
-                     {s: tuple(ns) for s, ns in wanted.items()}, title, "", layer.snapshot())
+                     {s: tuple(ns) for s, ns in wanted.items()}, title, "", layer.snapshot(),
+                     priors={t.number: t.prior for t in turns})
 
 
 def load(store, conv_id: int, owner: str | None = None) -> Recording:
@@ -214,7 +226,7 @@ def run(
     every = max(total // 50, 200)
     for i, item in enumerate(rec.items):
         if isinstance(item, T.TurnLine):
-            t = layer.add_turn(item.role, rec.tokens[item.number])
+            t = layer.add_turn(item.role, rec.tokens[item.number], prior=rec.priors.get(item.number))
             if item.cites:
                 for n in dict.fromkeys(n for n, _ in item.cites):
                     want(n, "citation", t.number)

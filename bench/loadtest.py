@@ -141,12 +141,13 @@ def check_contract(store, conv_id: int) -> list[str]:
     view = store.view(conv_id)
     tokens = {row.seq: row.tokens for row in view.turns}
     stored = [r.as_dict() for r in view.evictions]
+    priors = {row.seq: row.prior for row in view.turns}  # the need prior is stored, never recomputed
     problems: list[str] = []
     lay = MemoryLayer(view.layer.settings)
     replayed = []
     for item in T.parse(export_transcript(store, conv_id)).items:
         if isinstance(item, T.TurnLine):
-            t = lay.add_turn(item.role, tokens[item.number])
+            t = lay.add_turn(item.role, tokens[item.number], prior=priors[item.number])
             if item.cites:
                 lay.cite(list(item.cites), answer_turn=t.number)
             records = lay.enforce_budget("arrival", t.number)

@@ -8,13 +8,17 @@ it takes no budget and does not advance the step. For each question:
 2. then it acts as a retrieval step: it cites its evidence turns still in memory (so a question
    never helps itself) plus, with ``noise`` K, K random in-memory non-evidence turns, all under a
    unique negative answer id (``-(qa index + 1)``);
-3. feedback on that answer id: +1 when all its evidence was in memory, else -1 (the correctness
-   signal a policy may weight by; given with and without noise, baselines ignore it).
+3. feedback on that answer id: +1 when all its evidence was in memory, else ``kept / evidence - 1``
+   (-1 when none was kept; partial credit, -0.5 when half was, see ``memory.evidence.credit``): the
+   correctness signal a policy may weight by; given with and without noise, baselines ignore it.
 
-Lag: baselines (fifo, lru, window; accumulate sets its own 0) run with lag 0, which reproduces the
-reference figures; ``measured`` runs with its own lag (``BENCH_LAGS``) unless one is given. With lag
-0 a turn larger than the whole budget is evicted on arrival (after the policy's lower-ranked turns),
-so "in memory" always means active in the layer and within budget.
+Lag: baselines (fifo, lru, window, accumulate) run with lag 0, which reproduces the reference
+figures; ``measured`` runs with its own benchmark lag (``MEASURED_BENCH_LAG``) unless one is given.
+A lag given to a spec reaches every policy, accumulate included (its own lag 0 is its default, not
+an override): ``build`` sets the policy's lag to the spec's, so the layer runs with exactly the lag
+``bench_lag`` reports, and ``ran_lag`` reads it back from a layer for the JSON. With lag 0 a turn
+larger than the whole budget is evicted on arrival (after the policy's lower-ranked turns), so
+"in memory" always means active in the layer and within budget.
 
 Noise draws use ``random.Random(f"noise:{seed}:{sample_id}")``: deterministic per run.
 """
@@ -33,7 +37,7 @@ from .oracle import OraclePolicy, needs_from_schedule, solve
 
 # Lag each policy runs with in the benchmark unless the caller sets one.
 BENCH_LAGS = {"fifo": 0, "lru": 0, "window": 0, "accumulate": 0, "oracle": 0}
-MEASURED_BENCH_LAG = 4
+MEASURED_BENCH_LAG = 0  # what ``lagmem bench holdout`` selects on LoCoMo (lag 4 loses at B = 1000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +63,12 @@ class PolicySpec:
         return self.label or self.name
 
     def build(self) -> Policy:
-        return make_policy(self.name, **dict(self.params))
+        """The policy, with its lag set to ``bench_lag()`` when it has a lag of its own (accumulate),
+        so that lag cannot silently override the one the benchmark asked for."""
+        policy = make_policy(self.name, **dict(self.params))
+        if policy.lag is not None:
+            policy.lag = self.bench_lag()
+        return policy
 
     def bench_lag(self) -> int:
         if self.lag is not None:
@@ -73,6 +82,14 @@ def spec(name: str, label: str = "", lag: int | None = None, **params) -> Policy
     return PolicySpec(name, tuple(sorted(params.items())), label, lag)
 
 
+def ran_lag(policy: PolicySpec) -> int:
+    """The lag a layer actually runs with for this spec (what ``run`` gives the layer), read back
+    from a layer built the way ``run_conversation`` builds it: what the JSON records."""
+    if policy.name == "oracle":
+        return OraclePolicy({}).lag or 0
+    return MemoryLayer(MemorySettings(budget=1, lag=policy.bench_lag()), policy.build()).lag
+
+
 def run_conversation(
     conv: Conversation,
     schedule: Mapping[int, Sequence[Question]],
@@ -82,13 +99,15 @@ def run_conversation(
     costs: Sequence[int],
     noise: int = 0,
     noise_rng: random.Random | None = None,
+    priors: Sequence[float] | None = None,
 ) -> list[QuestionResult]:
-    """Run one conversation; ``costs[i]`` is turn i+1's integer cost, ``budget`` in the same units."""
+    """Run one conversation; ``costs[i]`` is turn i+1's integer cost, ``budget`` in the same units;
+    ``priors[i]`` (optional) is turn i+1's expected need at arrival, from the need estimator."""
     layer = MemoryLayer(MemorySettings(budget=budget, lag=lag), policy)
     rng = noise_rng or random.Random(0)
     out: list[QuestionResult] = []
     for turn in conv.turns:
-        layer.add_turn("user", costs[turn.number - 1])
+        layer.add_turn("user", costs[turn.number - 1], prior=priors[turn.number - 1] if priors else None)
         layer.enforce_budget()
         questions = schedule.get(turn.number, ())
         active = set(layer.active_numbers()) if questions else set()  # citing does not change it
@@ -102,7 +121,7 @@ def run_conversation(
                 cites += rng.sample(pool, min(noise, len(pool)))
             answer = -(q.index + 1)
             layer.cite(cites, answer_turn=answer)
-            layer.feedback(answer, 1.0 if len(kept) == len(q.evidence) else -1.0)
+            layer.feedback(answer, 1.0 if len(kept) == len(q.evidence) else len(kept) / len(q.evidence) - 1.0)
     return out
 
 
@@ -115,21 +134,24 @@ def run(
     placement: str = "random",
     noise: int = 0,
     costs: Sequence[Sequence[int]] | None = None,
+    priors: Sequence[Sequence[float]] | None = None,
 ) -> list[QuestionResult]:
-    """All conversations of a file under one policy, budget and seed (placement rng shared)."""
+    """All conversations of a file under one policy, budget and seed (placement rng shared).
+    ``priors`` (one list per conversation) are the need estimator's priors, given to the layer."""
     schedules = place(conversations, placement, seed)
     if costs is None:
         costs = [[scale.count(t.text) for t in c.turns] for c in conversations]
     budget = scale.budget(budget_tokens)
     results: list[QuestionResult] = []
-    for conv, schedule, cost in zip(conversations, schedules, costs):
+    for k, (conv, schedule, cost) in enumerate(zip(conversations, schedules, costs)):
         if policy.name == "oracle":
             value, plan = solve({i + 1: c for i, c in enumerate(cost)}, needs_from_schedule(schedule), budget)
             pol: Policy = OraclePolicy(plan)
         else:
             pol = policy.build()
         rng = random.Random(f"noise:{seed}:{conv.sample_id}")
-        res = run_conversation(conv, schedule, pol, budget, policy.bench_lag(), cost, noise, rng)
+        res = run_conversation(conv, schedule, pol, budget, policy.bench_lag(), cost, noise, rng,
+                               priors[k] if priors is not None else None)
         if policy.name == "oracle" and sum(r.kept for r in res) != round(value):
             raise AssertionError(f"oracle replay scored {sum(r.kept for r in res)}, plan {value}")
         results.extend(res)

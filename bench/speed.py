@@ -90,7 +90,7 @@ def run_size(turns: int, seed: int = 0, persisted: bool = True, naive_steps: int
         pick = rng.sample(active, min(CITES, len(active)))
         cites_plan.append(pick)
         t0 = perf()
-        layer.add_turn("user", costs[n - 1])
+        layer.add_turn("user", costs[n - 1], prior=0.05 + 0.5 * ((n * 7919) % 100) / 100)  # as the app: a need prior
         layer.cite(pick)
         layer.enforce_budget()
         pure.append(perf() - t0)

@@ -52,7 +52,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         description="Benchmarks of the memory layer and the model around it. "
                     "See `lagmem bench <name> --help`.",
     )
-    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,synthetic,speed,retrieval,model,pages}",
+    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,holdout,need-train,synthetic,speed,retrieval,model,pages}",
                                required=True)
 
     p = sub.add_parser(
@@ -78,9 +78,13 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--noise", type=int, default=0, metavar="K",
                    help="each question also cites K random in-memory non-evidence turns")
     p.add_argument("--lag", type=int, default=None,
-                   help="lag for every policy except oracle (default: 0 for baselines, 4 for measured)")
+                   help="lag for every policy except oracle, accumulate included (default: 0 for baselines, "
+                        "measured's benchmark lag for measured)")
     p.add_argument("--param", action="append", metavar="POLICY.NAME=VALUE",
                    help="policy parameter, e.g. measured.decay=0.995 (repeatable)")
+    p.add_argument("--priors", choices=("shipped", "none"), default="shipped",
+                   help="measured's need priors: from the shipped need model (trained on the dev file: "
+                        "in-sample there) or none (size prior only)")
     p.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="worker processes")
     p.add_argument("--plot", metavar="OUT.png", help="write recall vs budget, one line per policy")
     p.add_argument("--json", metavar="OUT", help="write results and settings as JSON")
@@ -104,7 +108,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--policies", type=_names, default=_names("fifo,lru,accumulate,window,measured"))
     s.add_argument("--lags", type=_ints, default=_ints(LAGS), help="lag sweep values")
     s.add_argument("--lag", type=int, default=None,
-                   help="lag for the main table (default: each policy's benchmark lag)")
+                   help="lag of every policy in the main table (default: bench.synthetic.SYNTHETIC_LAG, for all)")
+    s.add_argument("--confirm", type=_ints, default=[1, 3], metavar="LO,HI",
+                   help="steps from a fact's statement to its confirming citation (drawn in LO..HI)")
     s.add_argument("--param", action="append", metavar="POLICY.NAME=VALUE", help="policy parameter (repeatable)")
     s.add_argument("--plot", metavar="OUT.png", help="write retention vs lag, one line per policy")
     s.add_argument("--json", metavar="OUT", help="write results and settings as JSON")
@@ -142,17 +148,27 @@ def register(subparsers) -> argparse.ArgumentParser:
     pg = sub.add_parser("pages", help="long conversations: import time, write-lock time, chat and inspector draw time",
                         description=pages.__doc__.split("\n\n")[1], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     pages.add_arguments(pg)
+    from cli.bench_need import add_parsers
+
+    add_parsers(sub, DEFAULT_DATA, _ints)
     return bench
 
 
 # ----- locomo ---------------------------------------------------------------------------------
 def _locomo_job(args: tuple) -> tuple[str, int, int, list]:
-    data, tokens, placement, noise, policy, budget, seed = args
-    from bench import locomo, protocol
+    data, tokens, placement, noise, policy, budget, seed, priors = args
+    from bench import locomo, need_train, protocol
 
     convs = _cached_load(data)
     scale = locomo.token_scale(tokens)
-    res = protocol.run(convs, policy, budget, seed, scale, placement, noise, costs=_cached_costs(data, tokens))
+    if priors == "shipped" and policy.name == "measured":
+        if (data, "priors") not in _CACHE:
+            _CACHE[(data, "priors")] = need_train.shipped_priors(convs)
+        priors = _CACHE[(data, "priors")]
+    else:
+        priors = None
+    res = protocol.run(convs, policy, budget, seed, scale, placement, noise, costs=_cached_costs(data, tokens),
+                       priors=priors)
     return policy.title, budget, seed, res
 
 
@@ -205,7 +221,11 @@ def cmd_locomo(args) -> int:
             specs.append(protocol.spec(name, lag=lag, **params.get(name, {})))
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
-    jobs = [(str(path), args.tokens, args.placement, args.noise, sp, b, seed)
+    if args.priors == "shipped" and "measured" in args.policies:
+        from bench import need_train
+
+        _CACHE[(str(path), "priors")] = need_train.shipped_priors(convs)  # embeddings once, before the pool
+    jobs = [(str(path), args.tokens, args.placement, args.noise, sp, b, seed, args.priors)
             for b in args.budgets for sp in specs for seed in args.seeds]
     pooled: dict[tuple[str, int], list] = {}
     for title, budget, _seed, res in _run_jobs(_locomo_job, jobs, args.jobs, "locomo"):
@@ -214,7 +234,7 @@ def cmd_locomo(args) -> int:
     for b in args.budgets:
         for sp in specs:
             m = report.metrics(pooled[(sp.title, b)])
-            rows.append({"policy": sp.title, "budget": b, **m, "params": dict(sp.params), "lag": sp.bench_lag()})
+            rows.append({"policy": sp.title, "budget": b, **m, "params": dict(sp.params), "lag": protocol.ran_lag(sp)})
     report.add_gap_closed(rows)
     settings = {
         "data": str(path),
@@ -227,7 +247,8 @@ def cmd_locomo(args) -> int:
         "seeds": args.seeds,
         "budgets": args.budgets,
         "noise": args.noise,
-        "policies": [{"policy": sp.title, "params": dict(sp.params), "lag": sp.bench_lag()} for sp in specs],
+        "priors": args.priors,
+        "policies": [{"policy": sp.title, "params": dict(sp.params), "lag": protocol.ran_lag(sp)} for sp in specs],
     }
     title = (f"LoCoMo evidence recall: {len(convs)} conversations, placement {args.placement}, "
              f"seeds {','.join(map(str, args.seeds))}, {args.tokens} tokens, noise {args.noise}")
@@ -244,10 +265,10 @@ def cmd_locomo(args) -> int:
 
 # ----- synthetic ------------------------------------------------------------------------------
 def _synthetic_job(args: tuple) -> tuple[str, int | None, int, int, int]:
-    seed, turns, budget, sp, lag = args
+    seed, turns, budget, sp, lag, confirm = args
     from bench import synthetic
 
-    trace = synthetic.generate(seed, turns=turns)
+    trace = synthetic.generate(seed, turns=turns, confirm=confirm)
     b = budget if budget is not None else synthetic.default_budget(trace)
     policy = sp.build()
     lag = sp.bench_lag() if lag is None else lag
@@ -260,9 +281,13 @@ def cmd_synthetic(args) -> int:
     from bench import protocol, report, synthetic
 
     params = _params(args.param)
-    specs = [protocol.spec(n, lag=args.lag, **params.get(n, {})) for n in args.policies]
-    jobs = [(seed, args.turns, args.budget, sp, None) for sp in specs for seed in args.seeds]
-    jobs += [(seed, args.turns, args.budget, sp, L) for sp in specs for L in args.lags for seed in args.seeds]
+    if len(args.confirm) != 2 or not 1 <= args.confirm[0] <= args.confirm[1]:
+        raise SystemExit(f"--confirm {args.confirm}: expected LO,HI with 1 <= LO <= HI")
+    main_lag = args.lag if args.lag is not None else synthetic.SYNTHETIC_LAG  # every policy at the same lag
+    specs = [protocol.spec(n, lag=main_lag, **params.get(n, {})) for n in args.policies]
+    confirm = tuple(args.confirm)
+    jobs = [(seed, args.turns, args.budget, sp, None, confirm) for sp in specs for seed in args.seeds]
+    jobs += [(seed, args.turns, args.budget, sp, L, confirm) for sp in specs for L in args.lags for seed in args.seeds]
     acc: dict[tuple[str, int | None], list[int]] = {}
     budgets: set[int] = set()
     for title, lag, kept, needed, b in _run_jobs(_synthetic_job, jobs, 1, "synthetic"):
@@ -274,7 +299,8 @@ def cmd_synthetic(args) -> int:
              "reuses": acc[(sp.title, None)][1]} for sp in specs]
     sweep = [{"policy": sp.title, "lag": L, "retention": acc[(sp.title, L)][0] / max(1, acc[(sp.title, L)][1])}
              for sp in specs for L in args.lags]
-    print(f"Synthetic: retention of reused facts ({len(args.seeds)} seeds x {args.turns} turns, "
+    print(f"Synthetic: retention of reused facts ({len(args.seeds)} seeds x {args.turns} turns, confirmation after "
+          f"{confirm[0]}-{confirm[1]} steps, every policy at lag {main_lag} in the main table, "
           f"budget {args.budget or 'auto: ' + ','.join(map(str, sorted(budgets)))} tokens)")
     width = max(len(r["policy"]) for r in main)
     print(f"{'policy'.ljust(width)}  lag  retention")
@@ -285,7 +311,7 @@ def cmd_synthetic(args) -> int:
     for sp in specs:
         vals = [acc[(sp.title, L)][0] / max(1, acc[(sp.title, L)][1]) for L in args.lags]
         print(f"{sp.title.ljust(width)}  " + "  ".join(f"{v:.3f} " for v in vals))
-    settings = {"seeds": args.seeds, "turns": args.turns, "budget": args.budget or sorted(budgets),
+    settings = {"seeds": args.seeds, "turns": args.turns, "budget": args.budget or sorted(budgets), "confirm": confirm,
                 "lags": args.lags, "generator": synthetic.generate.__kwdefaults__ or "defaults"}
     if args.json:
         Path(args.json).write_text(json.dumps({"results": main, "lag_sweep": sweep, "settings": settings}, indent=2, default=str))

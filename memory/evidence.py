@@ -11,6 +11,7 @@ by Python's own ``**`` for that reason.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -39,6 +40,20 @@ def powers(base: float, upto: int) -> np.ndarray:
         table = more if table is None else np.concatenate((table, more))
         _POWERS[base] = table  # a reader holding the old table still reads correct entries
     return table
+
+
+def credit(value: float | None, wrong: float) -> float:
+    """How much a citation counts given the feedback on the answer that made it (``correctness``).
+
+    No feedback or feedback >= 0: 1 (the answer stood). Feedback -1 (wrong): ``wrong``. Feedback in
+    (-1, 0), an answer that was partly right (it had some of what it needed), gets partial credit
+    in proportion: ``wrong + (1 - wrong) * (1 + value)``; -0.5 is halfway between wrong and right.
+    """
+    if value is None or value >= 0:
+        return 1.0
+    if value <= -1.0:
+        return wrong
+    return wrong + (1.0 - wrong) * (1.0 + value)
 
 
 class _Mirror:
@@ -126,7 +141,7 @@ class Evidence:
     decision costs a few array operations plus Python work for the few turns whose cache is stale.
     """
 
-    __slots__ = ("_by_turn", "_feedback", "_lag", "_fold", "_answers", "_mirror", "_recent")
+    __slots__ = ("_by_turn", "_feedback", "_lag", "_fold", "_answers", "_mirror", "_recent", "_prior")
 
     def __init__(self, by_turn: Mapping[int, Sequence[Citation]], feedback: Mapping[object, float], lag: int = 0):
         self._by_turn = by_turn
@@ -136,6 +151,24 @@ class Evidence:
         self._answers: dict[object, set[int]] = {}
         self._mirror: _Mirror | None = None
         self._recent: list[Citation] = []  # the log's cites in the open block (see ``measure_many``)
+        self._prior = np.full(64, np.nan)  # expected need at arrival, by turn number (NaN: unknown)
+
+    # ----- the need estimator's prior: evidence a turn carries by arriving --------------------
+    def arrived(self, turn: int, prior: float | None) -> None:
+        """Note a turn's prior expected need (from the need estimator, once, at arrival)."""
+        if prior is not None and not (math.isfinite(prior) and prior >= 0.0):
+            raise ValueError(f"turn {turn}: prior must be a finite number >= 0 or None, got {prior!r}")
+        if turn >= len(self._prior):
+            self._prior = np.concatenate((self._prior, np.full(max(turn + 1, 2 * len(self._prior)) - len(self._prior), np.nan)))
+        self._prior[turn] = np.nan if prior is None else float(prior)
+
+    def priors(self, numbers: np.ndarray) -> np.ndarray:
+        """The priors of these turns (NaN where unknown), as a float64 array in their order."""
+        table = self._prior
+        if len(numbers) and int(numbers.max()) >= len(table):
+            self.arrived(int(numbers.max()), None)
+            table = self._prior
+        return table[numbers]
 
     @property
     def lag(self) -> int:
@@ -150,10 +183,7 @@ class Evidence:
         return self._feedback.get(answer)
 
     def correctness(self, answer: object, wrong_weight: float = 0.0) -> float:
-        value = self._feedback.get(answer)
-        if value is None or value >= 0:
-            return 1.0
-        return wrong_weight
+        return credit(self._feedback.get(answer), wrong_weight)
 
     # ----- kept current by the layer --------------------------------------------------------
     def noted(self, c: Citation) -> None:
@@ -305,7 +335,8 @@ class Evidence:
             feedback = self._feedback
             # ``_value`` inlined: weight * correctness, where correctness 1 leaves the weight exact
             values = [
-                c.weight if c.answer_turn is None or feedback.get(c.answer_turn, 0.0) >= 0 else c.weight * wrong
+                c.weight if c.answer_turn is None or feedback.get(c.answer_turn, 0.0) >= 0
+                else c.weight * credit(feedback[c.answer_turn], wrong)
                 for c in map(recent.__getitem__, pick.tolist())
             ]
             np.add.at(settled, k[pick], np.array(values) * table[now - steps[pick]])

@@ -109,8 +109,9 @@ class MemoryLayer:
         """Rebuild a layer from stored state alone (turn rows, citation log, feedback)."""
         layer = cls(settings, policy)
         for t in sorted(turns, key=lambda t: t.number):
-            t = TurnState(t.number, t.role, t.tokens, t.arrived, t.protected_since, t.active, t.pinned)
+            t = TurnState(t.number, t.role, t.tokens, t.arrived, t.protected_since, t.active, t.pinned, t.prior)
             layer._turns[t.number] = t
+            layer._evidence.arrived(t.number, t.prior)
             if t.active:
                 layer._active[t.number] = t
                 layer._columns.append(t)
@@ -211,14 +212,16 @@ class MemoryLayer:
         )
 
     # ----- changing ------------------------------------------------------------------------
-    def add_turn(self, role: str, tokens: int, number: int | None = None) -> TurnState:
-        """Store a new turn: the clock advances one step; the turn starts protected for ``lag``."""
+    def add_turn(self, role: str, tokens: int, number: int | None = None, prior: float | None = None) -> TurnState:
+        """Store a new turn: the clock advances one step; the turn starts protected for ``lag``.
+        ``prior`` is its expected need at arrival (a number from the need estimator, or None)."""
         if tokens < 0:
             raise ValueError("tokens must be >= 0")
         step = self.step + 1
         if number is not None and number != step:
             raise ValueError(f"turn {number} cannot arrive at step {step}: turn n arrives at step n")
-        t = TurnState(step, role, tokens, arrived=step, protected_since=step)
+        t = TurnState(step, role, tokens, arrived=step, protected_since=step, prior=prior)
+        self._evidence.arrived(step, prior)
         self.step = step
         self._turns[step] = t
         self._active[step] = t

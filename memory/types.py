@@ -25,6 +25,7 @@ class TurnState:
     protected_since: int
     active: bool = True
     pinned: bool = False
+    prior: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -210,6 +210,9 @@ def inspector() -> None:
                 "importance at eviction", format="%.3f",
                 help="What it scored when it was last evicted (blank: never evicted). It may be higher now: "
                      "importance is measured again at every decision, from the citations up to then."),
+            "need prior": st.column_config.NumberColumn("need prior", format="%.2f", help="The need estimator's chance, at arrival, that a later question needs this turn."),
+            "from prior": st.column_config.NumberColumn("from prior", format="%.3f", help="The part of the importance that comes from the prior."),
+            "from evidence": st.column_config.NumberColumn("from evidence", format="%.3f", help="The part that comes from citations."),
             "rank": st.column_config.TextColumn("evict rank", help="1 = the next turn eviction would take; blank: pinned, protected or evicted."),
         },
     )

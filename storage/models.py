@@ -84,6 +84,7 @@ class Turn(Base):
     embedding_model: Mapped[str | None] = mapped_column(String(200), default=None)
     embedding_dim: Mapped[int | None] = mapped_column(Integer, default=None)
     reply_to: Mapped[int | None] = mapped_column(Integer, default=None)
+    prior: Mapped[float | None] = mapped_column(Float, default=None)  # need estimator, at arrival
 
 
 def _turn_fk() -> ForeignKeyConstraint:

@@ -113,11 +113,12 @@ def claim_conversation(conn, conv_id: int, owner: str) -> None:
 
 def load_turn_states(s: Session, conv_id: int) -> list[TurnState]:
     rows = s.execute(
-        select(Turn.seq, Turn.role, Turn.tokens, Turn.protected_since, Turn.state, Turn.pinned)
+        select(Turn.seq, Turn.role, Turn.tokens, Turn.protected_since, Turn.state, Turn.pinned, Turn.prior)
         .where(Turn.conversation_id == conv_id)
         .order_by(Turn.seq)
     )
-    return [TurnState(seq, role, tokens, seq, since, state == "active", pinned) for seq, role, tokens, since, state, pinned in rows]
+    return [TurnState(seq, role, tokens, seq, since, state == "active", pinned, prior)
+            for seq, role, tokens, since, state, pinned, prior in rows]
 
 
 def load_citations(s: Session, conv_id: int) -> list[Citation]:
@@ -224,6 +225,7 @@ def insert_turn(
             "embedding_model": embedding_model,
             "embedding_dim": embedding_dim,
             "reply_to": reply_to,
+            "prior": t.prior,
         },
     )
 
@@ -232,6 +234,15 @@ def answered(conn, conv_id: int, user_turn: int) -> bool:
     """Has an answer been stored for this user turn? (Its answer names it in ``reply_to``.)"""
     q = select(_TURNS.c.id).where(_TURNS.c.conversation_id == conv_id, _TURNS.c.reply_to == user_turn).limit(1)
     return conn.execute(q).first() is not None
+
+
+def recent_turns(conn, conv_id: int, limit: int) -> list:
+    """The last ``limit`` turns (content, created_at, embedding, embedding_dim), oldest first."""
+    rows = conn.execute(
+        select(Turn.content, Turn.created_at, Turn.embedding, Turn.embedding_dim)
+        .where(Turn.conversation_id == conv_id).order_by(Turn.seq.desc()).limit(limit)
+    ).all()
+    return rows[::-1]
 
 
 def sync_turn(conn, conv_id: int, t: TurnState) -> None:
@@ -331,7 +342,7 @@ def turn_rows(s: Session, conv_id: int, *, vectors: bool = True) -> list[Turn]:
 
 def turn_states_of(rows: Iterable[Turn]) -> list[TurnState]:
     """The layer's view of turn rows already read (``load_turn_states`` without a second query)."""
-    return [TurnState(t.seq, t.role, t.tokens, t.seq, t.protected_since, t.state == "active", t.pinned) for t in rows]
+    return [TurnState(t.seq, t.role, t.tokens, t.seq, t.protected_since, t.state == "active", t.pinned, t.prior) for t in rows]
 
 
 def last_turn(s: Session, conv_id: int) -> Turn | None:

@@ -83,10 +83,14 @@ def test_negative_feedback_changes_what_is_forgotten(store, counter, engine):
     without = "\n".join(line for line in text.splitlines() if '"event": "feedback"' not in line)
     t = T.parse(without)
     log = replay(store, t, counter, settings_from(t.header))
-    first = lambda evs: evs[0]["turn"]  # noqa: E731
-    # turn 3's only citation came from the answer marked wrong: with the feedback it goes first
-    assert first(with_feedback["evictions"]) == 3
-    assert first([e.as_dict() if hasattr(e, "as_dict") else e for e in log.evictions]) != 3
+    def t3(evictions):  # turn 3's importance when the first eviction was decided
+        first = evictions[0] if isinstance(evictions[0], dict) else evictions[0].as_dict()
+        return next(r["importance"] for r in first["runners_up"] if r["turn"] == 3)
+
+    # turn 3's only later citation came from the answer marked wrong: the feedback takes it away.
+    # (The need prior ranks the wrong answer itself, turn 4, lowest either way, so here the order
+    # of evictions does not change; the measured importance does.)
+    assert t3(with_feedback["evictions"]) < t3(log.evictions)
 
 
 def test_a_turn_larger_than_the_budget_is_kept_while_protected_then_evicted(store, counter):

@@ -49,9 +49,17 @@ def test_pins_keep_a_turn_until_unpinned(lagmem_replay):
     assert memory.active_tokens <= memory.budget == 60
 
 
-def test_negative_feedback_sends_the_wrongly_cited_turn_first(lagmem_replay):
-    memory = lagmem_replay(CONVERSATIONS / "negative_feedback.jsonl", snapshot=False)
-    assert memory.evictions[0].turn == 3 and memory.evicted(3, at_step=5)
+def test_negative_feedback_lowers_the_wrongly_cited_turn(lagmem_replay, tmp_path):
+    path = CONVERSATIONS / "negative_feedback.jsonl"
+    without = tmp_path / "no_feedback.jsonl"
+    without.write_text("\n".join(line for line in path.read_text().splitlines() if '"event": "feedback"' not in line))
+    with_fb, without_fb = lagmem_replay(path, snapshot=False), lagmem_replay(without, snapshot=False)
+
+    def t3(memory):  # turn 3's importance when the first eviction was decided
+        return dict(memory.evictions[0].runners_up)[3]
+
+    # turn 3's only later citation came from the answer marked wrong: the feedback takes it away
+    assert t3(with_fb) < t3(without_fb)
 
 
 def test_other_settings_get_their_own_snapshot(lagmem_replay):

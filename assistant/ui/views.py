@@ -150,7 +150,9 @@ def turn_table(view: MemoryView, numbers: list[int] | None = None) -> pd.DataFra
     for c in layer.citations():
         last[c.turn] = max(last.get(c.turn, 0), c.step)
     turns = view.turns if wanted is None else [t for t in view.turns if t.seq in wanted]
-    importance = layer.importance([t.seq for t in turns]) if turns else {}
+    numbers = [t.seq for t in turns]
+    importance = layer.importance(numbers) if numbers else {}
+    split = importance_parts(layer, numbers)
     rank = {t.number: i + 1 for i, (t, _) in enumerate(layer.ranking())}
     at_eviction = {r.turn: r.importance for r in view.evictions}  # the last eviction of each turn
     rows = []
@@ -168,11 +170,23 @@ def turn_table(view: MemoryView, numbers: list[int] | None = None) -> pd.DataFra
             "last cited": f"step {last[t.seq]}" if t.seq in last else "",
             "importance": round(float(importance.get(t.seq, 0.0)), 4),
             "at eviction": round(float(at_eviction[t.seq]), 4) if t.seq in at_eviction else None,
+            "need prior": None if st.prior is None else round(st.prior, 3),
+            "from prior": round(split[t.seq][0], 4) if t.seq in split else None,
+            "from evidence": round(split[t.seq][1], 4) if t.seq in split else None,
             "rank": str(rank[t.seq]) if t.seq in rank else "",
         })
     df = pd.DataFrame(rows, columns=["turn", "role", "text", "tokens", "state", "protected", "pinned",
-                                     "citations", "last cited", "importance", "at eviction", "rank"])
+                                     "citations", "last cited", "importance", "at eviction", "need prior",
+                                     "from prior", "from evidence", "rank"])
     return df.set_index("turn")
+
+
+def importance_parts(layer, numbers: list[int]) -> dict[int, tuple[float, float]]:
+    """Importance now split into (prior part, evidence part) per turn, where the policy has a prior."""
+    if not numbers:
+        return {}
+    parts = layer.policy.parts([layer.turn(n) for n in numbers], layer.evidence, layer.step)
+    return dict(zip(numbers, parts)) if parts is not None else {}
 
 
 def pin_changes(edited_rows: dict, numbers: list[int], pinned_now: dict[int, bool]) -> list[tuple[int, bool]]:
@@ -235,6 +249,9 @@ def why_forgotten(view: MemoryView, number: int) -> str:
     lines.append(f"{how} {evidence} Among the turns that could be evicted it scored lowest, {r.importance:.3g} "
                  f"(its importance at that eviction; measured now it is "
                  f"{float(view.layer.importance([number]).get(number, 0.0)):.3g}).")
+    decided = _what_decided(view, number, bool(cited_before))
+    if decided:
+        lines.append(decided)
     if r.runners_up:
         lines.append("Next in line were " + runners_text(r) + "; they stayed.")
     lines.append("Turns still inside their lag window (new turns, protected while evidence about them accrues) "
@@ -247,6 +264,20 @@ def why_forgotten(view: MemoryView, number: int) -> str:
     else:
         lines.append("Nothing is lost: the turn is still stored, and Restore brings it back into memory.")
     return " ".join(lines)
+
+
+def _what_decided(view: MemoryView, number: int, cited: bool) -> str:
+    """Which part of the importance decided: the need estimator's prior or the citations."""
+    state = view.layer.turn(number)
+    prior = "" if state.prior is None else f" (the need estimator gave it {state.prior:.2f} at arrival)"
+    if not cited:
+        return f"With no citation, its importance was its prior alone{prior}: the prior decided."
+    split = importance_parts(view.layer, [number]).get(number)
+    if split is None:
+        return ""
+    which = "the evidence (its citations)" if split[1] >= split[0] else "the prior"
+    return (f"Measured now, its importance is {split[0]:.3g} from the prior{prior} and {split[1]:.3g} from "
+            f"its citations: {which} weighed most.")
 
 
 def misses_table(view: MemoryView) -> pd.DataFrame:

@@ -15,7 +15,7 @@ else the user turn just before the answer; an answer that follows no question ke
 never collide).
 
 Revision ID: 0005
-Revises: 0003
+Revises: 0004
 """
 import json
 
@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0005"
-down_revision = "0003"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
