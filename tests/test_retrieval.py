@@ -214,7 +214,7 @@ def test_cite_check_rejects_unrelated_and_weighs_by_similarity(real):
     cs = cands(texts, real)
     msg = "When does my flight to Lisbon leave?"
     llm = FakeLLM(structured="json_object_schema").enqueue('{"turns": [2, 1, 3]}')
-    res = retrieve(llm, msg, real.encode(msg)[0], cs, config=RetrievalConfig(k=4))
+    res = retrieve(llm, msg, real.encode(msg)[0], cs, config=RetrievalConfig(k=4, ranker="embeddings"))
     assert res.cited_ids == (1, 3)
     assert res.rejected == (2,) and res.dropped == 0  # rejected is not "not offered"
     weights = {c.turn: c.weight for c in res.cited}
