@@ -33,12 +33,13 @@ from .lexical import bm25_scores, words
 
 @dataclass(frozen=True, slots=True)
 class HybridParams:
+    # fitted with `lagmem bench cites --conversations 1,2 --fit` on locomo_dev.json (seeds 0-4)
     embed_weight: float = 0.5
-    near1: float = 0.5
-    near2: float = 0.25
+    near1: float = 0.7
+    near2: float = 0.35
     # logistic calibration: bias, score, gap to the best score, log(1 + bm25)
-    calibration: tuple[float, float, float, float] = (-4.0, 3.0, -3.0, 0.5)
-    threshold: float = 0.3
+    calibration: tuple[float, float, float, float] = (-3.8148, 1.3921, -6.7843, 0.5711)
+    threshold: float = 0.18
     max_cites: int = 5
 
 

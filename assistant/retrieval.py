@@ -294,6 +294,15 @@ def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000.0, 3)
 
 
+# The embedded 135M model: offered the hybrid ranker's best 5 (a short list it can read quickly).
+LOCAL_CONFIG = RetrievalConfig(k=5)
+
+
+def app_config(backend: str) -> RetrievalConfig:
+    """The retrieval step the app runs for a model backend (``bench cites`` measures this one)."""
+    return LOCAL_CONFIG if backend == "local" else RetrievalConfig()
+
+
 def _source(config: RetrievalConfig, client: Any) -> str:
     """The citations' source: the ranker, and the model when one chose (fits the 40-char column)."""
     if not config.ask_model:

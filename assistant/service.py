@@ -31,7 +31,7 @@ from memory.types import EvictionRecord
 from storage.models import Turn
 
 from .embeddings import pack_vector, unpack_vector
-from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, find_misses, retrieve
+from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, app_config, find_misses, retrieve
 from .store import MemoryStore
 
 SYSTEM_PROMPT = (
@@ -111,10 +111,10 @@ class Exchange:
 
 class ChatService:
     def __init__(self, store: MemoryStore, llm, embedder, counter: TokenCounter, *,
-                 retrieval: RetrievalConfig = RetrievalConfig(), miss_threshold: float = 0.55,
+                 retrieval: RetrievalConfig | None = None, miss_threshold: float = 0.55,
                  context_tokens: int | None = None, answer_tokens: int = 384):
         self.store, self.llm, self.embedder, self.counter = store, llm, embedder, counter
-        self.retrieval = retrieval
+        self.retrieval = retrieval if retrieval is not None else app_config(getattr(llm, "backend", ""))
         self.miss_threshold = miss_threshold
         # how much history the answering model may be shown (its context window, minus the answer)
         self.context_tokens = context_tokens if context_tokens is not None else (1300 if getattr(llm, "backend", "") == "local" else None)
@@ -190,7 +190,8 @@ class ChatService:
                     r.evictions += tx.restore(m.turn, kind="auto_restore")
                     r.restored.append(m.turn)
             t = tx.add_turn("assistant", answer, self.counter.count(answer), model=self.llm.model, **self._vector_row(avec))
-            out = tx.cite([(c.turn, c.weight) for c in retrieval.cited], offered=retrieval.offered, answer_turn=t.number)
+            out = tx.cite([(c.turn, c.weight) for c in retrieval.cited], offered=retrieval.offered,
+                          source=retrieval.source, answer_turn=t.number)
             r.evictions += tx.enforce(f"over budget after turn {t.number} arrived")
         r.answer_turn, r.answer = t.number, answer
         r.cited = [c.turn for c in out.recorded]
