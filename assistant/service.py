@@ -30,14 +30,12 @@ from memory.tokens import TokenCounter
 from memory.types import EvictionRecord
 from storage.models import Turn
 
+from .answer import (StreamCleaner, answer_cap, answer_notes, cap_text, clean_answer, context_messages,
+                     grounded_answer, is_question)
 from .embeddings import pack_vector, unpack_vector
 from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, app_config, find_misses, retrieve
 from .store import MemoryStore
 
-SYSTEM_PROMPT = (
-    "You are a helpful assistant. Earlier messages marked [cited] are the ones relevant now. "
-    "Reply to the user's last message, briefly."
-)
 MAX_MESSAGE_CHARS = 200_000
 CANDIDATE_CACHE_MAX = 200_000  # cached stored turns (text + vector, ~2 KB each) per process
 
@@ -68,6 +66,7 @@ class ExchangeResult:
     misses: list[Miss] = field(default_factory=list)
     restored: list[int] = field(default_factory=list)
     model: str = ""
+    answered_by: str = ""  # "model", or "extractive" (quoted from the cited turns)
     tokens: str = ""
     tokens_exact: bool = False
     timings: dict[str, float] = field(default_factory=dict)
@@ -86,6 +85,7 @@ class ExchangeResult:
             "misses": [{"turn": m.turn, "similarity": m.similarity} for m in self.misses],
             "restored": self.restored,
             "model": self.model,
+            "answered_by": self.answered_by,
             "tokens": self.tokens,
             "tokens_exact": self.tokens_exact,
             "timings": self.timings,
@@ -119,6 +119,9 @@ class ChatService:
         # how much history the answering model may be shown (its context window, minus the answer)
         self.context_tokens = context_tokens if context_tokens is not None else (1300 if getattr(llm, "backend", "") == "local" else None)
         self.answer_tokens = answer_tokens
+        # the embedded model answers from the cited turns only, checked against them; a configured
+        # model reads the whole in-memory context and streams
+        self.answer_mode = "grounded" if getattr(llm, "backend", "") == "local" else "context"
         # (conversation, turn) -> ((row id, created), Candidate): text and vector of stored turns,
         # which never change once written
         self._candidates: dict[tuple[int, int], tuple[tuple, Candidate]] = {}
@@ -165,17 +168,33 @@ class ChatService:
         r.offered = list(retrieval.offered)
         misses = find_misses(ex.vec, evicted, retrieval.best_offered_similarity, self.miss_threshold)
 
-        messages = self._answer_messages(active, retrieval, ex.message)
-        parts: list[str] = []
+        cap = answer_cap(self._budget(r.conversation_id, ex.owner))
+        notes = answer_notes(active, retrieval)
+        sure = bool(notes)
+        if not notes and is_question(ex.message):  # nothing cited: the ranker's best guesses
+            notes = answer_notes(active, retrieval, guesses=2)
         t1 = time.perf_counter()
-        for delta in self.llm.stream(messages, max_tokens=self.answer_tokens):
-            if not parts:
-                r.timings["ttft_ms"] = _ms(ex.t0)
-                r.timings["answer_ttft_ms"] = _ms(t1)
-            parts.append(delta)
-            yield delta
-        answer = clean_text("".join(parts)).strip() or "(no answer)"
-        avec = self._embed(answer)
+        if self.answer_mode == "grounded" and notes:
+            answer, avec, r.answered_by = grounded_answer(self.llm, self._embed, notes, ex.message,
+                                                          cap, self.counter.count, sure)
+            r.timings["ttft_ms"], r.timings["answer_ttft_ms"] = _ms(ex.t0), _ms(t1)
+            yield answer
+        else:
+            messages = context_messages(active, retrieval.cited_ids, ex.message, self.counter.count,
+                                        self.context_tokens)
+            parts, cleaner = [], StreamCleaner()
+            for delta in self.llm.stream(messages, max_tokens=min(self.answer_tokens, cap)):
+                if not parts:
+                    r.timings["ttft_ms"] = _ms(ex.t0)
+                    r.timings["answer_ttft_ms"] = _ms(t1)
+                parts.append(delta)
+                if shown := cleaner.feed(delta):
+                    yield shown
+            if tail := cleaner.flush():
+                yield tail
+            answer = cap_text(clean_answer(clean_text("".join(parts))), cap, self.counter.count) or "(no answer)"
+            avec = self._embed(answer)
+            r.answered_by = "model"
         self._record(ex, retrieval, misses, answer, avec)
         r.timings["total_ms"] = _ms(ex.t0)
 
@@ -239,25 +258,8 @@ class ChatService:
                 pinned.add(seq)
         return active, evicted, pinned
 
-    def _answer_messages(self, active: list[Candidate], retrieval: RetrievalResult, message: str) -> list[dict]:
-        cited = set(retrieval.cited_ids)
-        turns = active
-        if self.context_tokens is not None:
-            # the answering model's window: keep cited turns and the newest others that fit
-            budget = self.context_tokens - self.counter.count(message) - 80
-            keep, used = [], 0
-            for c in sorted(active, key=lambda c: (c.number not in cited, -c.number)):
-                cost = self.counter.count(c.content) + 4
-                if used + cost <= budget:
-                    keep.append(c)
-                    used += cost
-            turns = sorted(keep, key=lambda c: c.number)
-        messages = [{"role": "system", "content": SYSTEM_PROMPT}]
-        for c in turns:
-            mark = "[cited] " if c.number in cited else ""
-            messages.append({"role": c.role if c.role in ("user", "assistant") else "system", "content": mark + c.content})
-        messages.append({"role": "user", "content": message})
-        return messages
+    def _budget(self, conv_id: int, owner) -> int | None:
+        return self.store.conversation(conv_id, owner=owner).budget
 
 
 def _ms(since: float) -> float:

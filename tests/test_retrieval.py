@@ -139,7 +139,7 @@ def test_validates_ids_drops_unoffered_and_collapses_duplicates():
     llm.enqueue(json.dumps({"turns": [2, 99, 2, 1, 42]}))
     msg = "Lisbon flight"
     res = retrieve(llm, msg, HashEmbedder().encode(msg)[0], cs,
-                   config=RetrievalConfig(k=3, check=CiteCheck(min_similarity=None)))
+                   config=RetrievalConfig(k=3, check=CiteCheck(min_similarity=None), ranker="embeddings"))
     assert 3 not in res.offered and set(res.offered) == {1, 2, 4}
     assert res.cited_ids == (2, 1)
     assert res.dropped == 2 and res.dropped_ids == (99, 42) and res.duplicates == 1
