@@ -8,8 +8,9 @@ Why each part (measured with ``lagmem bench cites`` on LoCoMo; see the README's 
   away)``. In chat the turn that answers a question is often the reply to the turn that matches
   it ("What did you paint?" / "A sunrise"), so a turn next to a strong match is worth looking at.
   Neighbours are neighbours in the list given (the turns in memory, in order).
-* **confidence** ``p = sigmoid(c0 + c1 * s' + c2 * (max s' - s') + c3 * log(1 + bm25))``: the
-  probability that a turn is evidence, fitted by logistic regression on held-in LoCoMo
+* **confidence** ``p = sigmoid(c0 + c1 * s' + c2 * (max s' - s') + c3 * log(1 + bm25) + c4 *
+  log(n))``, n the number of candidates (a turn among 5 is more likely needed than one among
+  500): the probability that a turn is evidence, fitted by logistic regression on held-in LoCoMo
   conversations (``lagmem bench cites --fit``). It is the citation's weight, and the threshold
   ``p >= threshold`` (chosen for the best citation F1 on the same conversations) decides what is
   cited without a model: citing nothing beats citing noise, because each citation is evidence an
@@ -37,9 +38,9 @@ class HybridParams:
     embed_weight: float = 0.5
     near1: float = 0.7
     near2: float = 0.35
-    # logistic calibration: bias, score, gap to the best score, log(1 + bm25)
-    calibration: tuple[float, float, float, float] = (-3.8148, 1.3921, -6.7843, 0.5711)
-    threshold: float = 0.18
+    # logistic calibration: bias, score, gap to the best score, log(1 + bm25), log(candidates)
+    calibration: tuple[float, ...] = (-1.8725, 1.2907, -6.629, 0.6567, -0.3544)
+    threshold: float = 0.15
     max_cites: int = 5
 
 
@@ -85,8 +86,9 @@ def hybrid_score(cosine: np.ndarray, lexical: np.ndarray, params: HybridParams =
 def calibrate(score: np.ndarray, lexical: np.ndarray, params: HybridParams = DEFAULT_PARAMS) -> np.ndarray:
     if not len(score):
         return np.zeros(0)
-    c0, c1, c2, c3 = params.calibration
-    z = c0 + c1 * score + c2 * (float(score.max()) - score) + c3 * np.log1p(lexical)
+    c0, c1, c2, c3, c4 = params.calibration
+    z = (c0 + c1 * score + c2 * (float(score.max()) - score) + c3 * np.log1p(lexical)
+         + c4 * np.log(len(score)))
     return 1.0 / (1.0 + np.exp(-z))
 
 

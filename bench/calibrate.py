@@ -4,7 +4,8 @@ Three steps, each on the fit conversations only (report the result on others: he
 
 1. the score's mix and neighbour weights, by grid search for the best recall@5 (recall@20 breaks
    ties): the shortlist is what every retriever builds on;
-2. the logistic calibration (bias, score, gap to the best score, log(1 + BM25)) by Newton's method
+2. the logistic calibration (bias, score, gap to the best score, log(1 + BM25), log(candidates))
+   by Newton's method
    on every (question, candidate) pair, label = "is gold evidence";
 3. the threshold on that probability with the best citation F1 (at most ``max_cites`` per question).
 
@@ -50,7 +51,8 @@ def _recall_at(raw, params: HybridParams, k: int) -> float:
 
 
 def _features(score: np.ndarray, bm: np.ndarray) -> np.ndarray:
-    return np.column_stack([np.ones(len(score)), score, score.max() - score, np.log1p(bm)])
+    return np.column_stack([np.ones(len(score)), score, score.max() - score, np.log1p(bm),
+                            np.full(len(score), np.log(len(score)))])
 
 
 def _logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, iters: int = 30) -> np.ndarray:

@@ -50,7 +50,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         help="benchmarks: eviction quality (LoCoMo, synthetic) and speed",
         description="Benchmarks of the memory layer. See `lagmem bench <name> --help`.",
     )
-    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,synthetic,speed,cites}", required=True)
+    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,synthetic,speed,cites,probes}", required=True)
 
     p = sub.add_parser(
         "locomo",
@@ -124,6 +124,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     from cli import cites
 
     cites.register(sub, DEFAULT_DATA)
+    from cli import probes
+
+    probes.register(sub)
     return bench
 
 
