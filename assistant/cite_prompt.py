@@ -3,16 +3,13 @@
 
 Turn text is data, never instruction: id markers inside shown texts are neutralized (``[T3]`` ->
 ``(T3)``), so quoted text cannot pose as an id; see ``assistant.retrieval`` for the whole step.
-``config`` is a ``RetrievalConfig`` (its ``max_chars``, ``max_message_chars``); None: defaults.
+``offered`` are ``retrieval.Offered`` turns; ``config`` is a ``RetrievalConfig`` (its ``max_chars``, ``max_message_chars``); None: defaults.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Sequence
-
-if TYPE_CHECKING:
-    from .retrieval import Offered
+from typing import Any, Sequence
 
 MARKER = re.compile(r"\[\s*T\s*(\d+)\s*\]", re.IGNORECASE)
 _WS = re.compile(r"\s+")
@@ -48,14 +45,14 @@ SYSTEM_PROMPT = (
 )
 
 
-def offered_lines(offered: Sequence[Offered], config: Any = None) -> list[str]:
+def offered_lines(offered: Sequence[Any], config: Any = None) -> list[str]:
     """The prompt's ``[T<n>] role: text`` lines."""
     config = config or _Defaults
     return [f"[T{o.number}] {o.candidate.role}: {shown_text(o.candidate.content, config.max_chars)}"
             for o in offered]
 
 
-def build_messages(message: str, offered: Sequence[Offered],
+def build_messages(message: str, offered: Sequence[Any],
                    config: Any = None,
                    lines: Sequence[str] | None = None) -> list[dict[str, str]]:
     """System + user message asking which offered turns are needed (``lines``: precomputed)."""
