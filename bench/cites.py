@@ -11,9 +11,11 @@ turns it cites are compared with the question's gold evidence:
 * mean citations per question, latency of the step per question (median, p95), by category.
 
 Retrievers: ``embeddings`` (cosine top 5 cited, no model), ``hybrid`` (the hybrid ranker cites
-the turns above its calibrated threshold, no model), ``local`` (the embedded model chooses from
-the hybrid shortlist, exactly as the app runs it), ``openai`` (the configured model, same config
-as ``local``; skipped when nothing is configured).
+the turns above its calibrated threshold, no model), ``local`` (the embedded default exactly as
+the app runs it: today the hybrid ranker cites alone, so its citations equal ``hybrid``'s),
+``local-choose`` (the embedded model picks among the hybrid
+ranker's best 5), ``openai`` (the configured model picking among the hybrid shortlist, as the app
+runs it; skipped when nothing is configured).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -29,6 +31,8 @@ from assistant.retrieval import Candidate, RetrievalConfig, retrieve
 from .locomo import CATEGORIES, Conversation, Question, place
 
 KS = (5, 10, 20)
+NO_KEY_RETRIEVERS = ("embeddings", "hybrid", "local")
+ALL_RETRIEVERS = (*NO_KEY_RETRIEVERS, "local-choose", "openai")
 
 
 @dataclass(frozen=True)
@@ -144,3 +148,24 @@ def table(results: Sequence[dict]) -> str:
                          if c else " " * 18)
         lines.append(f"{r['retriever']:<12} " + " ".join(cells))
     return "\n".join(lines)
+
+
+def retriever(name: str):
+    """(client, RetrievalConfig) for a retriever name, or (None, reason) when it cannot run."""
+    from assistant.llm import LLMConfig, make_llm
+    from assistant.retrieval import RetrievalConfig, app_config
+
+    if name == "embeddings":
+        return None, RetrievalConfig(ranker="embeddings", ask_model=False, k=5)
+    if name == "hybrid":
+        return None, replace(RetrievalConfig(), ask_model=False)
+    if name == "local":
+        return make_llm(LLMConfig(backend="local")), app_config("local")
+    if name == "local-choose":  # the embedded model picks among the hybrid ranker's best 5
+        return make_llm(LLMConfig(backend="local")), replace(app_config("local"), ask_model=True)
+    if name == "openai":
+        config = LLMConfig.from_env()
+        if config.backend == "local":
+            return None, "skipped: no model configured (set OPENAI_API_KEY and/or OPENAI_BASE_URL)"
+        return make_llm(config), app_config(config.backend)
+    raise ValueError(f"unknown retriever {name!r}; choose from {', '.join(ALL_RETRIEVERS)}")

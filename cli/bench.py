@@ -81,6 +81,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="worker processes")
     p.add_argument("--plot", metavar="OUT.png", help="write recall vs budget, one line per policy")
     p.add_argument("--json", metavar="OUT", help="write results and settings as JSON")
+    p.add_argument("--cites", type=_names, default=["gold"], metavar="SOURCE[,SOURCE...]",
+                   help="who cites at each question: gold (its evidence in memory) or a retriever "
+                        "(embeddings, hybrid, local, ...) run over the turns in memory; one table each")
     p.set_defaults(func=cmd_locomo)
 
     s = sub.add_parser(
@@ -131,14 +134,20 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 # ----- locomo ---------------------------------------------------------------------------------
-def _locomo_job(args: tuple) -> tuple[str, int, int, list]:
-    data, tokens, placement, noise, policy, budget, seed = args
+def _locomo_job(args: tuple) -> tuple[str, int, int, list, str]:
+    data, tokens, placement, noise, policy, budget, seed, cites = args
     from bench import locomo, protocol
 
     convs = _cached_load(data)
     scale = locomo.token_scale(tokens)
-    res = protocol.run(convs, policy, budget, seed, scale, placement, noise, costs=_cached_costs(data, tokens))
-    return policy.title, budget, seed, res
+    source = None
+    if cites != "gold":
+        from bench.cite_source import RetrieverCites
+
+        source = _CACHE.get(("cites", data, cites)) or _CACHE.setdefault(("cites", data, cites), RetrieverCites(convs, cites))
+    res = protocol.run(convs, policy, budget, seed, scale, placement, noise, costs=_cached_costs(data, tokens),
+                       cite_source=source)
+    return policy.title, budget, seed, res, cites
 
 
 _CACHE: dict = {}
@@ -190,17 +199,24 @@ def cmd_locomo(args) -> int:
             specs.append(protocol.spec(name, lag=lag, **params.get(name, {})))
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
-    jobs = [(str(path), args.tokens, args.placement, args.noise, sp, b, seed)
-            for b in args.budgets for sp in specs for seed in args.seeds]
-    pooled: dict[tuple[str, int], list] = {}
-    for title, budget, _seed, res in _run_jobs(_locomo_job, jobs, args.jobs, "locomo"):
-        pooled.setdefault((title, budget), []).extend(res)
+    from bench.cites import ALL_RETRIEVERS
+
+    for c in args.cites:
+        if c != "gold" and c not in ALL_RETRIEVERS:
+            raise SystemExit(f"--cites {c!r}: choose gold or one of {', '.join(ALL_RETRIEVERS)}")
+    jobs = [(str(path), args.tokens, args.placement, args.noise, sp, b, seed, c)
+            for c in args.cites for b in args.budgets for sp in specs for seed in args.seeds]
+    pooled: dict[tuple[str, int, str], list] = {}
+    for title, budget, _seed, res, c in _run_jobs(_locomo_job, jobs, args.jobs, "locomo"):
+        pooled.setdefault((title, budget, c), []).extend(res)
     rows = []
-    for b in args.budgets:
-        for sp in specs:
-            m = report.metrics(pooled[(sp.title, b)])
-            rows.append({"policy": sp.title, "budget": b, **m, "params": dict(sp.params), "lag": sp.bench_lag()})
-    report.add_gap_closed(rows)
+    for c in args.cites:
+        part = []
+        for b in args.budgets:
+            for sp in specs:
+                m = report.metrics(pooled[(sp.title, b, c)])
+                part.append({"policy": sp.title, "budget": b, "cites": c, **m, "params": dict(sp.params), "lag": sp.bench_lag()})
+        rows += report.add_gap_closed(part)
     settings = {
         "data": str(path),
         "conversations": [c.sample_id for c in convs],
@@ -212,11 +228,17 @@ def cmd_locomo(args) -> int:
         "seeds": args.seeds,
         "budgets": args.budgets,
         "noise": args.noise,
+        "cites": args.cites,
         "policies": [{"policy": sp.title, "params": dict(sp.params), "lag": sp.bench_lag()} for sp in specs],
     }
     title = (f"LoCoMo evidence recall: {len(convs)} conversations, placement {args.placement}, "
              f"seeds {','.join(map(str, args.seeds))}, {args.tokens} tokens, noise {args.noise}")
-    print(report.table(rows, title))
+    for c in args.cites:
+        print(report.table([r for r in rows if r["cites"] == c], f"{title}, cites: {c}"))
+    if len(args.cites) > 1:
+        from bench.cite_source import gain_kept
+
+        print(gain_kept(rows, args.cites[0]))
     print(f"skipped questions (no evidence): {settings['skipped_questions']}; "
           f"evidence ids dropped after repair: {settings['dropped_evidence_ids']}")
     if args.json:

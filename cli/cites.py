@@ -9,11 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
-NO_KEY_RETRIEVERS = ("embeddings", "hybrid", "local")
-ALL_RETRIEVERS = (*NO_KEY_RETRIEVERS, "openai")
+from bench.cites import ALL_RETRIEVERS, NO_KEY_RETRIEVERS, retriever
 
 
 def _names(text: str) -> list[str]:
@@ -36,8 +34,9 @@ def register(sub, default_data: str) -> None:
             "score its citations against the gold evidence: precision, recall, F1, recall@5/10/20 "
             "of the ranking, citations per question, latency, by category. Retrievers: embeddings "
             "(cosine top 5, no model), hybrid (BM25 + embeddings, calibrated threshold, no model), "
-            "local (the embedded model picks from the hybrid shortlist, as the app runs it: about "
-            "1-3 s a question, use --limit), openai (the configured model; skipped when none is)."
+            "local (the embedded default as the app runs it: the hybrid ranker alone), local-choose "
+            "(the embedded model picks among the hybrid best 5: seconds a question, use --limit), "
+            "openai (the configured model; skipped when none is)."
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -69,25 +68,6 @@ def select(convs: list, wanted: list[str] | None) -> list:
                              f"{', '.join(c.sample_id for c in convs)}; or 1..{len(convs)})")
         out += match
     return out
-
-
-def retriever(name: str):
-    """(client, RetrievalConfig) for a retriever name, or (None, reason) when it cannot run."""
-    from assistant.llm import LLMConfig, make_llm
-    from assistant.retrieval import RetrievalConfig, app_config
-
-    if name == "embeddings":
-        return None, RetrievalConfig(ranker="embeddings", ask_model=False, k=5)
-    if name == "hybrid":
-        return None, replace(RetrievalConfig(), ask_model=False)
-    if name == "local":
-        return make_llm(LLMConfig(backend="local")), app_config("local")
-    if name == "openai":
-        config = LLMConfig.from_env()
-        if config.backend == "local":
-            return None, "skipped: no model configured (set OPENAI_API_KEY and/or OPENAI_BASE_URL)"
-        return make_llm(config), app_config(config.backend)
-    raise SystemExit(f"unknown retriever {name!r}; choose from {', '.join(ALL_RETRIEVERS)}")
 
 
 def cmd_cites(args) -> int:
@@ -125,7 +105,7 @@ def cmd_cites(args) -> int:
         try:
             results.append({"retriever": name, **cites.run(corpus, items, client, config, bar)})
         finally:
-            if name == "local":
+            if name.startswith("local"):
                 from assistant.local_model import stop_server
 
                 stop_server()
