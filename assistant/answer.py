@@ -180,10 +180,27 @@ class StreamCleaner:
         return text
 
 
+SALIENT = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'-]+|\b\w*\d\w*")
+
+
+def salient(text: str) -> set[str]:
+    """Names and numbers: capitalised words not opening a sentence, and anything with a digit."""
+    found = {m.group(0).lower() for m in SALIENT.finditer(text.strip())}
+    return {w for w in found if not w.startswith("i'")}  # "I'm", "I'll": the pronoun, not a name
+
+
 def agrees(answer: str, answer_vec: np.ndarray | None, notes: Sequence[Note], message: str) -> bool:
     """Does the model's text say what the cited turns say? Lexical and embedding evidence, not
     wording: it must repeat a word of theirs the question lacked, most of its new words must come
-    from them, and (when vectors are given) it must be close to one of them."""
+    from them, it may not bring a name or number of its own, it must keep a name or number of
+    theirs when they have one, and (when vectors are given) it must be close to one of them."""
+    noted = set().union(*(salient(n.content) for n in notes)) if notes else set()
+    said, asked_names = salient(answer), salient(message)
+    if said - noted - asked_names:
+        return False  # an invented name or number ("turning 12" when the turn says "six")
+    tokens = {w.lower() for w in re.findall(r"[\w'-]+", answer)}
+    if noted - asked_names and not (tokens & noted) - asked_names:
+        return False  # the name the question is about was dropped ("the far north", not Tromso)
     asked = set(words(message))
     new = [w for w in words(answer) if w not in asked]
     source = set().union(*(set(words(n.content)) for n in notes)) - asked if notes else set()

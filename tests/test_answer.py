@@ -63,6 +63,15 @@ def test_agreement_needs_the_cited_words_not_the_wording():
     assert not agrees("Lisbon.", far[0], far[1], q)  # words match, vectors far apart: no
 
 
+def test_agreement_refuses_invented_or_dropped_names_and_numbers():
+    son = [Note(3, "user", "My son Mateo turns six next week.", 1.0)]
+    assert not agrees("Your son is turning 12 next week.", None, son, "How old is my son turning?")
+    assert agrees("Your son Mateo turns six next week.", None, son, "How old is my son turning?")
+    home = [Note(3, "user", "I grew up in Tromso in the far north.", 1.0)]
+    assert not agrees("You grew up in the far north.", None, home, "Where did I grow up?")
+    assert agrees("You grew up in Tromso, I'm told.", None, home, "Where did I grow up?")
+
+
 def test_extractive_quotes_the_best_user_statement_not_a_question():
     notes = [Note(5, "user", "Which city do I live in?", 0.9), *NOTES]
     assert extractive(notes) == "You told me (turn 3): I live in Lisbon, near the river."
