@@ -169,9 +169,11 @@ class ChatService:
         misses = find_misses(ex.vec, evicted, retrieval.best_offered_similarity, self.miss_threshold)
 
         cap = answer_cap(self._budget(r.conversation_id, ex.owner))
-        notes = answer_notes(active, retrieval)
+        # the grounded answer is for questions; a statement gets a short chat reply
+        question = is_question(ex.message)
+        notes = answer_notes(active, retrieval) if question else []
         sure = bool(notes)
-        if not notes and is_question(ex.message):  # nothing cited: the ranker's best guesses
+        if not notes and question:  # nothing cited: the ranker's best guesses
             notes = answer_notes(active, retrieval, guesses=2)
         t1 = time.perf_counter()
         if self.answer_mode == "grounded" and notes:
