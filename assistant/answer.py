@@ -112,7 +112,8 @@ def extractive(notes: Sequence[Note], sure: bool = True) -> str:
     question), else the best turn."""
     ranked = sorted(notes, key=lambda n: (-n.weight, -n.number))
     stated = [n for n in ranked if n.role == "user" and not is_question(n.content)]
-    best = (stated or ranked)[0]
+    said = [n for n in ranked if n.role != "user"]
+    best = (stated or said or ranked)[0]
     text = quote_turn(best)
     return text if sure else f"I am not sure; the closest thing in memory: {text[0].lower()}{text[1:]}"
 
@@ -238,11 +239,13 @@ def grounded_answer(llm, embed, notes: Sequence[Note], message: str, cap: int, c
 
 def answer_notes(active: Sequence, retrieval, guesses: int = 0) -> list[Note]:
     """The cited in-memory turns as notes (weight: the citation's); with ``guesses`` > 0, the
-    ranker's best ``guesses`` turns instead (for a question nothing was cited for)."""
+    ranker's best ``guesses`` turns instead (for a question nothing was cited for), leaving out
+    the user's own earlier questions (they hold no answer)."""
     by_number = {c.number: c for c in active}
     if not guesses:
         return [Note(c.turn, by_number[c.turn].role, by_number[c.turn].content, c.weight,
                      by_number[c.turn].vector) for c in retrieval.cited if c.turn in by_number]
-    best = [n for n in retrieval.ranked if n in by_number][:guesses]
+    best = [n for n in retrieval.ranked if n in by_number
+            and not (by_number[n].role == "user" and is_question(by_number[n].content))][:guesses]
     return [Note(n, by_number[n].role, by_number[n].content, round(1.0 - 0.1 * i, 2),
                  by_number[n].vector) for i, n in enumerate(best)]

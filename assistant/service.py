@@ -182,7 +182,10 @@ class ChatService:
             r.timings["ttft_ms"], r.timings["answer_ttft_ms"] = _ms(ex.t0), _ms(t1)
             yield answer
         else:
-            messages = context_messages(active, retrieval.cited_ids, ex.message, self.counter.count,
+            # the embedded model, replying to a statement, sees only that message: with history
+            # it repeats and mixes up earlier turns, and a short prompt answers sooner
+            history = active if self.answer_mode == "context" else []
+            messages = context_messages(history, retrieval.cited_ids, ex.message, self.counter.count,
                                         self.context_tokens)
             parts, cleaner = [], StreamCleaner()
             for delta in self.llm.stream(messages, max_tokens=min(self.answer_tokens, cap)):
