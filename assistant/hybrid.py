@@ -36,11 +36,13 @@ from .lexical import bm25_scores, words
 class HybridParams:
     # fitted with `lagmem bench cites --conversations 1,2 --fit` on locomo_dev.json (seeds 0-4)
     embed_weight: float = 0.5
-    near1: float = 0.7
+    bm25_k1: float = 0.9  # chosen on conversations 1-2 among (0.9-2.0) x (0.25-0.9)
+    bm25_b: float = 0.3  # short turns: weak length normalisation ranks better
+    near1: float = 0.5
     near2: float = 0.35
     # logistic calibration: bias, score, gap to the best score, log(1 + bm25), log(candidates)
-    calibration: tuple[float, ...] = (-1.8725, 1.2907, -6.629, 0.6567, -0.3544)
-    threshold: float = 0.15
+    calibration: tuple[float, ...] = (-0.8456, 0.5586, -7.8147, 0.7983, -0.3965)
+    threshold: float = 0.23
     max_cites: int = 5
 
 
@@ -96,7 +98,7 @@ def rank(message: str, cosine: np.ndarray, texts: Sequence[str],
          params: HybridParams = DEFAULT_PARAMS) -> Ranking:
     """Score ``texts`` (the candidates, in memory order) for ``message``; ``cosine`` given."""
     cosine = np.asarray(cosine, dtype=np.float64)
-    lexical = bm25_scores(_terms(message), [_terms(t) for t in texts])
+    lexical = bm25_scores(_terms(message), [_terms(t) for t in texts], params.bm25_k1, params.bm25_b)
     score = hybrid_score(cosine, lexical, params)
     return Ranking(cosine, lexical, score, calibrate(score, lexical, params))
 

@@ -28,14 +28,15 @@ GRID = {"embed_weight": (0.3, 0.4, 0.5, 0.6, 0.7), "near1": (0.3, 0.5, 0.7), "ne
 THRESHOLDS = tuple(round(x, 2) for x in np.arange(0.05, 0.8, 0.025))
 
 
-def _raw(corpus: Corpus, items: Sequence[Ask]) -> list[tuple[np.ndarray, np.ndarray, set[int]]]:
+def _raw(corpus: Corpus, items: Sequence[Ask], base: HybridParams) -> list[tuple[np.ndarray, np.ndarray, set[int]]]:
     """(cosine, bm25, evidence indexes) per ask; independent of the constants being fitted."""
     out = []
     for a in items:
         cands = corpus.turns[a.conv][: a.at]
         q = corpus.questions[a.conv][a.question.index]
         cos = np.vstack([c.vector for c in cands]).astype(np.float64) @ q
-        bm = bm25_scores(_terms(a.question.question), [_terms(c.content) for c in cands])
+        bm = bm25_scores(_terms(a.question.question), [_terms(c.content) for c in cands],
+                         base.bm25_k1, base.bm25_b)
         out.append((cos, bm, {e - 1 for e in a.question.evidence if e <= a.at}))
     return out
 
@@ -80,7 +81,7 @@ def _f1(raw, params: HybridParams) -> float:
 
 
 def fit(corpus: Corpus, items: Sequence[Ask], base: HybridParams = HybridParams()) -> tuple[HybridParams, dict]:
-    raw = _raw(corpus, items)
+    raw = _raw(corpus, items, base)
     best, best_key = base, (-1.0, -1.0)
     for values in itertools.product(*GRID.values()):
         params = replace(base, **dict(zip(GRID, values)))
