@@ -46,12 +46,44 @@ class RetrieverCites:
         self.corpus = Corpus(conversations, lambda texts: embed(embedder, texts))
         self.index = {c.sample_id: i for i, c in enumerate(conversations)}
 
-    def __call__(self, conv: Conversation, q: Question, active: list[int]) -> list[tuple[int, float]]:
+    def step(self, conv: Conversation, q: Question, active: list[int]):
+        """The retrieval step's result for ``q`` over the turns ``active`` (in memory)."""
         i = self.index[conv.sample_id]
         turns = self.corpus.turns[i]
         cands = [turns[n - 1] for n in active]
-        res = retrieve(self.client, q.question, self.corpus.questions[i][q.index], cands, (), self.config)
+        return retrieve(self.client, q.question, self.corpus.questions[i][q.index], cands, (), self.config)
+
+    def __call__(self, conv: Conversation, q: Question, active: list[int]) -> list[tuple[int, float]]:
+        return [(c.turn, c.weight) for c in self.step(conv, q, active).cited]
+
+
+class TalliedCites(RetrieverCites):
+    """Also scores each step against the question's gold evidence (``bench cites --policy``):
+    evidence already evicted counts as missed, so recall is what the user really gets."""
+
+    def __init__(self, conversations: Sequence[Conversation], name: str):
+        super().__init__(conversations, name)
+        from .cites import Tally
+
+        self.total, self.cats = Tally(), {}
+
+    def __call__(self, conv: Conversation, q: Question, active: list[int]) -> list[tuple[int, float]]:
+        import time
+
+        t0 = time.perf_counter()
+        res = self.step(conv, q, active)
+        ms = (time.perf_counter() - t0) * 1000.0
+        for tally in (self.total, self.cats.setdefault(q.category, type(self.total)())):
+            tally.add(set(q.evidence), res.cited_ids, res.ranked, ms)
         return [(c.turn, c.weight) for c in res.cited]
+
+    def summary(self) -> dict:
+        from .locomo import CATEGORIES
+
+        out = self.total.summary()
+        out["by_category"] = {str(k): {"name": CATEGORIES.get(k, str(k)), **t.summary()}
+                              for k, t in sorted(self.cats.items())}
+        return out
 
 
 BASELINES = ("fifo", "lru", "accumulate", "window")

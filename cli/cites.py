@@ -50,6 +50,10 @@ def register(sub, default_data: str) -> None:
     p.add_argument("--limit", type=int, default=None, help="at most N questions (evenly spaced)")
     p.add_argument("--fit", action="store_true",
                    help="fit the hybrid ranker's constants on the chosen conversations and print them")
+    p.add_argument("--policy", default=None,
+                   help="score over the turns this policy keeps in memory (with --budget), fed the "
+                        "retriever's own citations, instead of over every turn so far")
+    p.add_argument("--budget", type=int, default=None, help="memory budget in tokens for --policy")
     p.add_argument("--json", metavar="OUT", help="write results and settings as JSON")
     p.set_defaults(func=cmd_cites)
 
@@ -103,19 +107,44 @@ def cmd_cites(args) -> int:
             continue
         bar = lambda xs, name=name: tqdm(xs, desc=name, unit="q", file=sys.stderr)  # noqa: E731
         try:
+            if args.policy:
+                results.append({"retriever": name, **in_memory(convs, name, args)})
+                continue
             results.append({"retriever": name, **cites.run(corpus, items, client, config, bar)})
         finally:
             if name.startswith("local"):
                 from assistant.local_model import stop_server
 
                 stop_server()
-    print(f"LoCoMo citations: {len(convs)} conversations, {len(items)} questions, placement "
-          f"{args.placement}, seeds {','.join(map(str, args.seeds))}")
+    where = (f"over the turns {args.policy} keeps in {args.budget} tokens" if args.policy
+             else "over every turn so far")
+    print(f"LoCoMo citations {where}: {len(convs)} conversations, placement {args.placement}, "
+          f"seeds {','.join(map(str, args.seeds))}")
     if results:
         print(cites.table(results))
     if args.json:
         settings = {"data": str(path), "conversations": [c.sample_id for c in convs],
                     "placement": args.placement, "seeds": args.seeds, "limit": args.limit,
+                    "policy": args.policy, "budget": args.budget,
                     "skipped": skipped}
         Path(args.json).write_text(json.dumps({"results": results, "settings": settings}, indent=2))
     return 0
+
+
+def in_memory(convs: list, name: str, args) -> dict:
+    """One retriever as the memory's citation source under ``--policy``/``--budget``, every seed;
+    each question's step is scored against its gold evidence (``--limit`` does not apply)."""
+    from bench import locomo, protocol
+    from bench.cite_source import TalliedCites
+
+    if args.budget is None:
+        raise SystemExit("--policy needs --budget (tokens)")
+    try:
+        spec = protocol.spec(args.policy)
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+    source = TalliedCites(convs, name)
+    scale = locomo.token_scale("words")
+    for seed in args.seeds:
+        protocol.run(convs, spec, args.budget, seed, scale, args.placement, cite_source=source)
+    return source.summary()
