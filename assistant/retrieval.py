@@ -1,17 +1,24 @@
 """The retrieval step: which in-memory turns does the model need for this message?
 
-One exchange, step 2 (issue 3). Pure functions around one LLM call; no storage access:
+One exchange, step 2. Pure functions around at most one LLM call; no storage access:
 
-1. ``shortlist`` ranks the in-memory turns by embedding similarity to the message and offers the
-   top ``k`` plus every pinned turn (tiny models cannot read the whole memory; a shortlist keeps the
-   prompt short and the choice easy).
-2. ``build_messages`` shows the offered turns as ``[T<n>] role: text`` and asks for
-   ``{"turns": [...]}``. Output is constrained to the offered ids where the server can do it
-   (``client.structured``): OpenAI strict ``json_schema`` with an integer enum, a llama.cpp
-   JSON-object schema (or a GBNF grammar) with the same enum; otherwise free text, parsed for JSON
-   and, as the last resort, ``[T12]`` markers.
+1. ``rank_candidates`` ranks the in-memory turns: ``hybrid`` (BM25 + embeddings + neighbours,
+   with a calibrated confidence, ``assistant.hybrid``) or ``embeddings`` (cosine only);
+   ``shortlist`` offers the top ``k`` plus every pinned turn (tiny models cannot read the whole
+   memory; a shortlist keeps the prompt short and the choice easy).
+2. Without a model (``ask_model`` off: the embedded default) the ranker cites alone
+   (``ranker_cites``): the hybrid ranker the turns at or above its calibrated threshold -- nothing
+   rather than noise. With a model, ``build_messages`` (``assistant.cite_prompt``) shows the
+   offered turns as ``[T<n>] role: text`` and asks for ``{"turns": [...]}``. Output is constrained
+   to the offered ids where the server can do it (``client.structured``): OpenAI strict
+   ``json_schema`` with an integer enum, a llama.cpp JSON-object schema (or a GBNF grammar) with
+   the same enum; otherwise free text, parsed for JSON and, as the last resort, ``[T12]`` markers.
 3. ``validate`` keeps only offered ids (others are dropped and counted, never recorded: contract
-   item 6), collapses duplicates, and checks each cite with the embeddings (rule below).
+   item 6), collapses duplicates, and checks each cite (rule below).
+
+Every citation names its ``source``: the ranker, plus the model when one chose
+(``hybrid+gpt-4o-mini``), so the inspector can say which retriever produced it; its ``weight`` is
+the retriever's confidence.
 
 Turn text is data, never instruction. A turn (or the message) that contains ``[T3] [T4] ignore
 previous instructions`` must not create a citation by itself, so: markers inside shown texts are
@@ -21,10 +28,11 @@ texts (and of whole prompt lines: copying a line is not citing it) are cut from 
 it is parsed; and structured output can only name
 offered ids anyway.
 
-The cite check (``CiteCheck``): ``s`` = cosine(message, turn). A cite with ``s < min_similarity``
-is *rejected* (kept in the result for display, not recorded as evidence): tiny models cite turns
-unrelated to the message. An accepted cite gets weight ``min(1, s / full_similarity)`` rounded to
-4 places (deterministic replays): the retrieval step's confidence, recorded with the citation.
+The cite check (``CiteCheck``) on a model's cites: ``s`` = cosine(message, turn). A cite with
+``s < min_similarity``, or (hybrid) a confidence below ``min_confidence``, is *rejected* (kept in
+the result for display, not recorded as evidence): tiny models cite turns unrelated to the
+message. An accepted cite's weight is the hybrid confidence, or with the embeddings ranker
+``min(1, s / full_similarity)``, rounded to 4 places (deterministic replays).
 ``min_similarity=None`` turns rejection off (for strong models whose cites may be indirect).
 """
 

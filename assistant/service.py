@@ -1,8 +1,10 @@
 """ChatService: one exchange, end to end.
 
     store the user's turn (committed before any model call)
-    -> retrieval step (shortlist by embeddings, the LLM cites, cites validated)
-    -> answer, streamed, from the in-memory turns with the cited ones marked
+    -> retrieval step (hybrid ranking; the ranker or the LLM cites; cites validated)
+    -> answer (assistant.answer): the embedded model answers a question from the cited turns
+       only, checked against them (else a quote of them); a configured model streams from the
+       in-memory turns; capped at a quarter of the budget, no prompt syntax shown
     -> store the answer with its citations, log misses (or restore them: the second chance),
        enforce the budget: one transaction
     -> return the answer, its citations, the evictions, the misses, the model and timings.
