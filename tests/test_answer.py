@@ -130,3 +130,19 @@ def test_streamed_answer_is_clean_and_capped(store, counter):
     assert "[cited]" not in shown
     assert counter.count(ex.result.answer) <= answer_cap(100)
     assert "[" not in ex.result.answer
+
+
+def test_why_forgotten_names_the_retriever_and_its_confidence(store, counter):
+    from assistant.ui import views as V
+
+    llm = FakeLLM(default="Ok.")
+    svc = grounded_service(store, llm, counter, threshold=0.0)
+    conv = store.create("t", MemorySettings(budget=40, lag=1, policy="fifo"))
+    svc.ask(conv, "I live in Lisbon, near the river.")
+    svc.ask(conv, "Which city do I live in?")  # cites turn 1 (threshold 0: whatever ranks)
+    for text in ("The weather is lovely today in the park.", "We had soup and bread for dinner."):
+        svc.ask(conv, text)
+    view = V.load_view(store, conv)
+    assert not view.layer.turn(1).active
+    assert "by the hybrid retriever, confidence 0." in V.why_forgotten(view, 1)
+    assert set(V.citation_series(view)["source"]) == {"hybrid"}
