@@ -52,7 +52,6 @@ def cmd_probes(args) -> int:
                 from assistant.local_model import stop_server
 
                 stop_server()
-        svc.store.engine.dispose() if hasattr(svc.store, "engine") else None
     if args.verbose:
         for r in out["rows"]:
             print(f"{'ok ' if r['ok'] else 'NO '} {r['id']:<10} [{r['answered_by']}] {r['answer']}")
