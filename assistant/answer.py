@@ -115,7 +115,9 @@ def extractive(notes: Sequence[Note], sure: bool = True) -> str:
     said = [n for n in ranked if n.role != "user"]
     best = (stated or said or ranked)[0]
     text = quote_turn(best)
-    return text if sure else f"I am not sure; the closest thing in memory: {text[0].lower()}{text[1:]}"
+    if not sure and text.startswith("You "):
+        text = "you " + text[4:]
+    return text if sure else f"I am not sure; the closest thing in memory: {text}"
 
 
 def _flat(text: str) -> str:
@@ -249,3 +251,19 @@ def answer_notes(active: Sequence, retrieval, guesses: int = 0) -> list[Note]:
             and not (by_number[n].role == "user" and is_question(by_number[n].content))][:guesses]
     return [Note(n, by_number[n].role, by_number[n].content, round(1.0 - 0.1 * i, 2),
                  by_number[n].vector) for i, n in enumerate(best)]
+
+
+ACKNOWLEDGEMENT = "Noted."
+REPLY_MAX_TOKENS = 40
+
+
+def statement_reply(llm, message: str, cap: int, count) -> tuple[str, str]:
+    """The embedded model's short reply to a statement, from that message alone; a reply that
+    brings names or numbers of its own (the 135M model invents cities and switches language) is
+    replaced by a plain acknowledgement. Returns (reply, how: ``model`` or ``acknowledged``)."""
+    messages = context_messages([], [], message, count, None)
+    text = clean_answer(llm.complete(messages, max_tokens=min(cap, REPLY_MAX_TOKENS),
+                                     temperature=GROUNDED_TEMPERATURE) or "")
+    if not text or salient(text) - salient(message):
+        return ACKNOWLEDGEMENT, "acknowledged"
+    return cap_text(text, cap, count), "model"

@@ -33,7 +33,7 @@ from memory.types import EvictionRecord
 from storage.models import Turn
 
 from .answer import (StreamCleaner, answer_cap, answer_notes, cap_text, clean_answer, context_messages,
-                     grounded_answer, is_question)
+                     grounded_answer, is_question, statement_reply)
 from .embeddings import pack_vector, unpack_vector
 from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, app_config, find_misses, retrieve
 from .store import MemoryStore
@@ -68,7 +68,7 @@ class ExchangeResult:
     misses: list[Miss] = field(default_factory=list)
     restored: list[int] = field(default_factory=list)
     model: str = ""
-    answered_by: str = ""  # "model", or "extractive" (quoted from the cited turns)
+    answered_by: str = ""  # "model", "extractive" (quoted from the cited turns) or "acknowledged"
     tokens: str = ""
     tokens_exact: bool = False
     timings: dict[str, float] = field(default_factory=dict)
@@ -183,11 +183,15 @@ class ChatService:
                                                           cap, self.counter.count, sure)
             r.timings["ttft_ms"], r.timings["answer_ttft_ms"] = _ms(ex.t0), _ms(t1)
             yield answer
+        elif self.answer_mode == "grounded":
+            # a statement: the embedded model's reply sees only that message (with history it
+            # repeats and mixes up earlier turns) and is checked before it is shown
+            answer, r.answered_by = statement_reply(self.llm, ex.message, cap, self.counter.count)
+            r.timings["ttft_ms"], r.timings["answer_ttft_ms"] = _ms(ex.t0), _ms(t1)
+            avec = self._embed(answer)
+            yield answer
         else:
-            # the embedded model, replying to a statement, sees only that message: with history
-            # it repeats and mixes up earlier turns, and a short prompt answers sooner
-            history = active if self.answer_mode == "context" else []
-            messages = context_messages(history, retrieval.cited_ids, ex.message, self.counter.count,
+            messages = context_messages(active, retrieval.cited_ids, ex.message, self.counter.count,
                                         self.context_tokens)
             parts, cleaner = [], StreamCleaner()
             for delta in self.llm.stream(messages, max_tokens=min(self.answer_tokens, cap)):

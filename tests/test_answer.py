@@ -146,3 +146,15 @@ def test_why_forgotten_names_the_retriever_and_its_confidence(store, counter):
     assert not view.layer.turn(1).active
     assert "by the hybrid retriever, confidence 0." in V.why_forgotten(view, 1)
     assert set(V.citation_series(view)["source"]) == {"hybrid"}
+
+
+def test_a_statement_reply_inventing_names_becomes_an_acknowledgement(store, counter):
+    llm = FakeLLM(default="Ok.")
+    svc = grounded_service(store, llm, counter)
+    conv = store.create("t", MemorySettings(budget=400, lag=2))
+    llm.enqueue("Eu está situada no Rio de Janeiro, no Brasil.")
+    r = svc.ask(conv, "I live in Lisbon, near the river.")
+    assert (r.answer, r.answered_by) == ("Noted.", "acknowledged")
+    llm.enqueue("Lisbon is a lovely place to live.")
+    r = svc.ask(conv, "I moved to Lisbon last year.")
+    assert (r.answer, r.answered_by) == ("Lisbon is a lovely place to live.", "model")
