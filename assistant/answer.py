@@ -197,6 +197,9 @@ def agrees(answer: str, answer_vec: np.ndarray | None, notes: Sequence[Note], me
     wording: it must repeat a word of theirs the question lacked, most of its new words must come
     from them, it may not bring a name or number of its own, it must keep a name or number of
     theirs when they have one, and (when vectors are given) it must be close to one of them."""
+    # the user's own statements are the facts; the assistant's turns count only without them
+    # (else a model repeating its earlier chatter would "agree")
+    notes = [n for n in notes if n.role == "user"] or list(notes)
     noted = set().union(*(salient(n.content) for n in notes)) if notes else set()
     said, asked_names = salient(answer), salient(message)
     if said - noted - asked_names:
@@ -241,14 +244,16 @@ def grounded_answer(llm, embed, notes: Sequence[Note], message: str, cap: int, c
 
 def answer_notes(active: Sequence, retrieval, guesses: int = 0) -> list[Note]:
     """The cited in-memory turns as notes (weight: the citation's); with ``guesses`` > 0, the
-    ranker's best ``guesses`` turns instead (for a question nothing was cited for), leaving out
-    the user's own earlier questions (they hold no answer)."""
+    ranker's best ``guesses`` turns instead (for a question nothing was cited for): the user's
+    statements before the assistant's turns, the user's own earlier questions left out."""
     by_number = {c.number: c for c in active}
     if not guesses:
         return [Note(c.turn, by_number[c.turn].role, by_number[c.turn].content, c.weight,
                      by_number[c.turn].vector) for c in retrieval.cited if c.turn in by_number]
-    best = [n for n in retrieval.ranked if n in by_number
-            and not (by_number[n].role == "user" and is_question(by_number[n].content))][:guesses]
+    usable = [n for n in retrieval.ranked if n in by_number
+              and not (by_number[n].role == "user" and is_question(by_number[n].content))]
+    # the user's statements first: a guess from the assistant's own chatter answers nothing
+    best = sorted(usable, key=lambda n: by_number[n].role != "user")[:guesses]
     return [Note(n, by_number[n].role, by_number[n].content, round(1.0 - 0.1 * i, 2),
                  by_number[n].vector) for i, n in enumerate(best)]
 

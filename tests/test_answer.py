@@ -158,3 +158,11 @@ def test_a_statement_reply_inventing_names_becomes_an_acknowledgement(store, cou
     llm.enqueue("Lisbon is a lovely place to live.")
     r = svc.ask(conv, "I moved to Lisbon last year.")
     assert (r.answer, r.answered_by) == ("Lisbon is a lovely place to live.", "model")
+
+
+def test_agreement_with_the_assistants_own_chatter_does_not_count():
+    notes = [Note(9, "user", "I work as a veterinary nurse at a small clinic.", 0.9),
+             Note(10, "assistant", "I'm glad to help. What kind of work do you do?", 0.8)]
+    q = "What do I do for a living?"
+    assert not agrees("I'm glad to help, but I'd like to know what you do for a living.", None, notes, q)
+    assert agrees("You work as a veterinary nurse.", None, notes, q)
