@@ -99,6 +99,15 @@ def is_question(message: str) -> bool:
                  r"tell me|remind me)\b", message))
 
 
+SELF_WORDS = re.compile(r"(?i)\b(i|me|my|mine|myself|we|us|our|ours)\b")
+
+
+def about_the_user(message: str) -> bool:
+    """Does the question ask about the user ("When is my trip?"), not the assistant ("How are
+    you?")? Only then is a guess from memory worth quoting when nothing was cited."""
+    return bool(SELF_WORDS.search(message))
+
+
 def quote_turn(note: Note, max_chars: int = 400) -> str:
     text = re.sub(r"\s+", " ", note.content).strip()
     if len(text) > max_chars:

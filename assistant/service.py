@@ -32,7 +32,7 @@ from memory.tokens import TokenCounter
 from memory.types import EvictionRecord
 from storage.models import Turn
 
-from .answer import (StreamCleaner, answer_cap, answer_notes, cap_text, clean_answer, context_messages,
+from .answer import (StreamCleaner, about_the_user, answer_cap, answer_notes, cap_text, clean_answer, context_messages,
                      grounded_answer, is_question, statement_reply)
 from .embeddings import pack_vector, unpack_vector
 from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, app_config, find_misses, retrieve
@@ -175,7 +175,7 @@ class ChatService:
         question = is_question(ex.message)
         notes = answer_notes(active, retrieval) if question else []
         sure = bool(notes)
-        if not notes and question:  # nothing cited: the ranker's best guesses
+        if not notes and question and about_the_user(ex.message):  # nothing cited: best guesses
             notes = answer_notes(active, retrieval, guesses=2)
         t1 = time.perf_counter()
         if self.answer_mode == "grounded" and notes:

@@ -166,3 +166,15 @@ def test_agreement_with_the_assistants_own_chatter_does_not_count():
     q = "What do I do for a living?"
     assert not agrees("I'm glad to help, but I'd like to know what you do for a living.", None, notes, q)
     assert agrees("You work as a veterinary nurse.", None, notes, q)
+
+
+def test_guesses_only_for_questions_about_the_user(store, counter):
+    llm = FakeLLM(default="Ok.")
+    svc = grounded_service(store, llm, counter, threshold=1.01)  # the ranker never cites
+    conv = store.create("t", MemorySettings(budget=400, lag=2))
+    svc.ask(conv, "I live in Lisbon, near the river.")
+    llm.enqueue("I am fine, thanks.")
+    assert svc.ask(conv, "How are you today?").answer == "I am fine, thanks."
+    r = svc.ask(conv, "Which city do I live in?")
+    assert r.answered_by == "extractive" and r.cited == []
+    assert r.answer == "I am not sure; the closest thing in memory: you told me (turn 1): I live in Lisbon, near the river."
