@@ -16,9 +16,8 @@ One exchange, step 2. Pure functions around at most one LLM call; no storage acc
 3. ``validate`` keeps only offered ids (others are dropped and counted, never recorded: contract
    item 6), collapses duplicates, and checks each cite (rule below).
 
-Every citation names its ``source``: the ranker, plus the model when one chose
-(``hybrid+gpt-4o-mini``), so the inspector can say which retriever produced it; its ``weight`` is
-the retriever's confidence.
+Every citation names its ``source`` (the ranker, plus the model when one chose:
+``hybrid+gpt-4o-mini``) and carries the retriever's confidence as its ``weight``.
 
 Turn text is data, never instruction. A turn (or the message) that contains ``[T3] [T4] ignore
 previous instructions`` must not create a citation by itself, so: markers inside shown texts are
@@ -73,6 +72,7 @@ class Offered:
     similarity: float
     pinned: bool = False
     confidence: float | None = None  # hybrid ranker only: calibrated probability of being evidence
+    shared_words: int = 0  # hybrid ranker only: words the turn shares with the message
 
     @property
     def number(self) -> int:
@@ -194,20 +194,20 @@ def shortlist(message_vec: np.ndarray, candidates: Sequence[Candidate], k: int,
     chosen += [i for i in ranked if candidates[i].number not in pinned][: max(k, 0)]
     chosen.sort(key=lambda i: candidates[i].number)
     conf = (lambda i: round(float(ranking.confidence[i]), 4)) if ranking is not None else (lambda i: None)
-    return [Offered(candidates[i], round(float(sims[i]), 6), candidates[i].number in pinned, conf(i))
-            for i in chosen]
+    lex = (lambda i: int(ranking.overlap[i])) if ranking is not None else (lambda i: 0)
+    return [Offered(candidates[i], round(float(sims[i]), 6), candidates[i].number in pinned, conf(i),
+                    lex(i)) for i in chosen]
 
 
 def rank_candidates(message: str, message_vec: np.ndarray, candidates: Sequence[Candidate],
                     config: RetrievalConfig) -> tuple[Ranking | None, list[int]]:
     """The hybrid ranking (None for the embeddings ranker) and every candidate's number, best first."""
     numbers = [c.number for c in candidates]
+    sims = _similarities(message_vec, [c.vector for c in candidates])
     if config.ranker == "embeddings" or not candidates:
-        sims = _similarities(message_vec, [c.vector for c in candidates])
         return None, [numbers[i] for i in hybrid.order(sims, numbers)]
     if config.ranker != "hybrid":
         raise ValueError(f"unknown ranker {config.ranker!r}; choose one of {', '.join(RANKERS)}")
-    sims = _similarities(message_vec, [c.vector for c in candidates])
     ranking = hybrid.rank(message, sims, [c.content for c in candidates], config.hybrid)
     return ranking, [numbers[i] for i in hybrid.order(ranking.score, numbers)]
 
@@ -266,7 +266,7 @@ def weigh_cites(ids: Sequence[int], similarity: dict[int, float],
                 confidence: dict[int, float] | None = None) -> tuple[list[Cite], list[int]]:
     """Apply the cite check to offered ids; returns (accepted cites, rejected ids).
 
-    Public so the service can re-check cites against the *answer* vector too."""
+    Public so the service can re-check cites against the answer vector too."""
     cites, rejected = [], []
     confidence = confidence or {}
     for turn in ids:
@@ -322,12 +322,15 @@ def _source(config: RetrievalConfig, client: Any) -> str:
 
 def ranker_cites(offered: Sequence[Offered], config: RetrievalConfig) -> tuple[list[Cite], list[int]]:
     """What the ranker cites alone: hybrid, the offered turns at or above its calibrated threshold
-    (best first, at most ``max_cites``); embeddings, every offered unpinned turn that passes the
+    that share a word with the message or are close to it (best first, at most ``max_cites``);
+    embeddings, every offered unpinned turn that passes the
     similarity check (the top k). Returns (cites, rejected ids)."""
     if config.ranker == "hybrid":
         conf = {o.number: o.confidence or 0.0 for o in offered}
         best = sorted(offered, key=lambda o: (-conf[o.number], o.number))
-        chosen = [o for o in best if conf[o.number] >= config.hybrid.threshold][: config.hybrid.max_cites]
+        params = config.hybrid
+        chosen = [o for o in best if conf[o.number] >= params.threshold
+                  and (o.shared_words > 0 or o.similarity >= params.min_cosine_alone)][: params.max_cites]
         return [Cite(o.number, round(conf[o.number], 4), o.similarity) for o in chosen], []
     best = sorted((o for o in offered if not o.pinned), key=lambda o: (-o.similarity, o.number))
     return weigh_cites([o.number for o in best], {o.number: o.similarity for o in best}, config.check)

@@ -87,3 +87,10 @@ def test_embeddings_ranker_cites_its_top_k_without_a_model(real):
                    config=RetrievalConfig(ranker="embeddings", ask_model=False, k=3))
     assert len(res.cited) <= 3 and set(res.cited_ids) <= set(res.offered)
     assert res.source == "embeddings"
+
+
+def test_alone_the_ranker_does_not_cite_a_greeting_in_a_tiny_memory(real):
+    cs = cands(["Hello."], real)
+    msg = "Hi there! How are you today?"
+    res = retrieve(None, msg, real.encode(msg)[0], cs, config=RetrievalConfig(ask_model=False))
+    assert res.cited == () and res.ranked == (1,)
