@@ -1,8 +1,10 @@
 """ChatService: one exchange, end to end.
 
     store the user's turn (committed before any model call)
-    -> retrieval step (shortlist by embeddings, the LLM cites, cites validated)
-    -> answer, streamed, from the in-memory turns with the cited ones marked
+    -> retrieval step (hybrid ranking; the ranker or the LLM cites; cites validated)
+    -> answer (assistant.answer): the embedded model answers a question from the cited turns
+       only, checked against them (else a quote of them); a configured model streams from the
+       in-memory turns; capped at a quarter of the budget, no prompt syntax shown
     -> store the answer with its citations, log misses (or restore them: the second chance),
        enforce the budget: one transaction
     -> return the answer, its citations, the evictions, the misses, the model and timings.
@@ -30,16 +32,14 @@ import numpy as np
 from memory.tokens import TokenCounter
 from memory.types import EvictionRecord
 
+from .answer import (StreamCleaner, about_the_user, answer_cap, answer_notes, cap_text, clean_answer, context_messages,
+                     grounded_answer, is_question, statement_reply)
 from .embeddings import pack_vector, unpack_vector
 from .cache import ByteCache
 from .errors import AlreadyAnswered, StorageError
-from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, find_misses, retrieve
+from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, app_config, find_misses, retrieve
 from .store import MemoryStore
 
-SYSTEM_PROMPT = (
-    "You are a helpful assistant. Earlier messages marked [cited] are the ones relevant now. "
-    "Reply to the user's last message, briefly."
-)
 MAX_MESSAGE_CHARS = 200_000
 CANDIDATE_CACHE_BYTES = 256 * 1024 * 1024  # stored turns' text and vectors kept per process
 
@@ -71,6 +71,7 @@ class ExchangeResult:
     restored: list[int] = field(default_factory=list)
     cut_at: int | None = None  # the answer reached this token limit (finish reason "length")
     model: str = ""
+    answered_by: str = ""  # "model", "extractive" (quoted from the cited turns) or "acknowledged"
     tokens: str = ""
     tokens_exact: bool = False
     timings: dict[str, float] = field(default_factory=dict)
@@ -90,6 +91,7 @@ class ExchangeResult:
             "restored": self.restored,
             "cut_at": self.cut_at,
             "model": self.model,
+            "answered_by": self.answered_by,
             "tokens": self.tokens,
             "tokens_exact": self.tokens_exact,
             "timings": self.timings,
@@ -118,15 +120,18 @@ REMOTE_CONTEXT_TOKENS = 7500  # an 8k-token window (the smallest common one), le
 
 class ChatService:
     def __init__(self, store: MemoryStore, llm, embedder, counter: TokenCounter, *,
-                 retrieval: RetrievalConfig = RetrievalConfig(), miss_threshold: float = 0.55,
+                 retrieval: RetrievalConfig | None = None, miss_threshold: float = 0.55,
                  context_tokens: int | None = None, answer_tokens: int = 384):
         self.store, self.llm, self.embedder, self.counter = store, llm, embedder, counter
-        self.retrieval = retrieval
+        self.retrieval = retrieval if retrieval is not None else app_config(getattr(llm, "backend", ""))
         self.miss_threshold = miss_threshold
         # how much history the answering model may be shown (its context window, minus the answer)
         # (every backend has one: with a long lag, protected turns alone can outgrow any window)
         self.context_tokens = context_tokens if context_tokens is not None else (1300 if getattr(llm, "backend", "") == "local" else REMOTE_CONTEXT_TOKENS)
         self.answer_tokens = answer_tokens
+        # the embedded model answers from the cited turns only, checked against them; a configured
+        # model reads the whole in-memory context and streams
+        self.answer_mode = "grounded" if getattr(llm, "backend", "") == "local" else "context"
         # (conversation, turn) -> ((row id, created, embedding model), Candidate): text and vector
         # of stored turns, which never change once written (the vector: for one model)
         self._candidates = ByteCache(CANDIDATE_CACHE_BYTES)
@@ -178,19 +183,44 @@ class ChatService:
         r.offered = list(retrieval.offered)
         misses = find_misses(ex.vec, evicted, retrieval.best_offered_similarity, self.miss_threshold)
 
-        messages = self._answer_messages(active, retrieval, ex.message)
-        parts: list[str] = []
+        cap = answer_cap(self._budget(r.conversation_id, ex.owner))
+        # the grounded answer is for questions; a statement gets a short chat reply
+        question = is_question(ex.message)
+        notes = answer_notes(active, retrieval) if question else []
+        sure = bool(notes)
+        if not notes and question and about_the_user(ex.message):  # nothing cited: best guesses
+            notes = answer_notes(active, retrieval, guesses=2)
         t1 = time.perf_counter()
-        limit, info = self.answer_tokens, {}
-        for delta in self.llm.stream(messages, max_tokens=limit, info=info):
-            if not parts:
-                r.timings["ttft_ms"] = _ms(ex.t0)
-                r.timings["answer_ttft_ms"] = _ms(t1)
-            parts.append(delta)
-            yield delta
-        answer = clean_text("".join(parts)).strip() or "(no answer)"
-        avec = self._embed(answer)
-        r.cut_at = limit if info.get("finish_reason") == "length" else None
+        if self.answer_mode == "grounded" and notes:
+            answer, avec, r.answered_by = grounded_answer(self.llm, self._embed, notes, ex.message,
+                                                          cap, self.counter.count, sure)
+            r.timings["ttft_ms"], r.timings["answer_ttft_ms"] = _ms(ex.t0), _ms(t1)
+            yield answer
+        elif self.answer_mode == "grounded":
+            # a statement: the embedded model's reply sees only that message (with history it
+            # repeats and mixes up earlier turns) and is checked before it is shown
+            answer, r.answered_by = statement_reply(self.llm, ex.message, cap, self.counter.count)
+            r.timings["ttft_ms"], r.timings["answer_ttft_ms"] = _ms(ex.t0), _ms(t1)
+            avec = self._embed(answer)
+            yield answer
+        else:
+            messages = context_messages(active, retrieval.cited_ids, ex.message, self.counter.count,
+                                        self.context_tokens)
+            parts, cleaner = [], StreamCleaner()
+            limit, info = min(self.answer_tokens, cap), {}
+            for delta in self.llm.stream(messages, max_tokens=limit, info=info):
+                if not parts:
+                    r.timings["ttft_ms"] = _ms(ex.t0)
+                    r.timings["answer_ttft_ms"] = _ms(t1)
+                parts.append(delta)
+                if shown := cleaner.feed(delta):
+                    yield shown
+            if tail := cleaner.flush():
+                yield tail
+            answer = cap_text(clean_answer(clean_text("".join(parts))), cap, self.counter.count) or "(no answer)"
+            avec = self._embed(answer)
+            r.answered_by = "model"
+            r.cut_at = limit if info.get("finish_reason") == "length" else None
         self._record(ex, retrieval, misses, answer, avec)
         r.timings["total_ms"] = _ms(ex.t0)
 
@@ -214,7 +244,8 @@ class ChatService:
             t = tx.add_turn("assistant", answer, tokens, model=self.llm.model, reply_to=r.user_turn,
                             incomplete=r.cut_at is not None, **vector)
             tx.answer_note(t.number, cut_at=r.cut_at)
-            out = tx.cite([(c.turn, c.weight) for c in retrieval.cited], offered=retrieval.offered, answer_turn=t.number)
+            out = tx.cite([(c.turn, c.weight) for c in retrieval.cited], offered=retrieval.offered,
+                          source=retrieval.source, answer_turn=t.number)
             r.evictions += tx.enforce("arrival", t.number)
         r.answer_turn, r.answer = t.number, answer
         r.cited = [c.turn for c in out.recorded]
@@ -282,25 +313,8 @@ class ChatService:
         except StorageError:
             pass  # busy or full: the vectors are in this process's cache and are computed again later
 
-    def _answer_messages(self, active: list[Candidate], retrieval: RetrievalResult, message: str) -> list[dict]:
-        cited = set(retrieval.cited_ids)
-        turns = active
-        if self.context_tokens is not None:
-            # the answering model's window: keep cited turns and the newest others that fit
-            budget = self.context_tokens - self.counter.count(message) - 80
-            keep, used = [], 0
-            for c in sorted(active, key=lambda c: (c.number not in cited, -c.number)):
-                cost = self.counter.count(c.content) + 4
-                if used + cost <= budget:
-                    keep.append(c)
-                    used += cost
-            turns = sorted(keep, key=lambda c: c.number)
-        messages = [{"role": "system", "content": SYSTEM_PROMPT}]
-        for c in turns:
-            mark = "[cited] " if c.number in cited else ""
-            messages.append({"role": c.role if c.role in ("user", "assistant") else "system", "content": mark + c.content})
-        messages.append({"role": "user", "content": message})
-        return messages
+    def _budget(self, conv_id: int, owner) -> int | None:
+        return self.store.conversation(conv_id, owner=owner).budget
 
 
 def _ms(since: float) -> float:

@@ -7,7 +7,8 @@ it takes no budget and does not advance the step. For each question:
 1. score: how many of its evidence turns are in memory (active in the layer) right now;
 2. then it acts as a retrieval step: it cites its evidence turns still in memory (so a question
    never helps itself) plus, with ``noise`` K, K random in-memory non-evidence turns, all under a
-   unique negative answer id (``-(qa index + 1)``);
+   unique negative answer id (``-(qa index + 1)``); with a ``cite_source`` (a retriever, see
+   ``bench/cite_source.py``) it cites what that retriever picks among the turns in memory instead;
 3. feedback on that answer id: +1 when all its evidence was in memory, else ``kept / evidence - 1``
    (-1 when none was kept; partial credit, -0.5 when half was, see ``memory.evidence.credit``): the
    correctness signal a policy may weight by; given with and without noise, baselines ignore it.
@@ -26,7 +27,7 @@ Noise draws use ``random.Random(f"noise:{seed}:{sample_id}")``: deterministic pe
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from memory.layer import MemoryLayer
@@ -38,6 +39,11 @@ from .oracle import OraclePolicy, needs_from_schedule, solve
 # Lag each policy runs with in the benchmark unless the caller sets one.
 BENCH_LAGS = {"fifo": 0, "lru": 0, "window": 0, "accumulate": 0, "oracle": 0}
 MEASURED_BENCH_LAG = 0  # what ``lagmem bench holdout`` selects on LoCoMo (lag 4 loses at B = 1000)
+
+
+# (conversation, question, turns in memory) -> the turns the question's retrieval step cites,
+# as numbers or (number, weight)
+CiteSource = Callable[[Conversation, Question, list[int]], Sequence[int | tuple[int, float]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +106,7 @@ def run_conversation(
     noise: int = 0,
     noise_rng: random.Random | None = None,
     priors: Sequence[float] | None = None,
+    cite_source: CiteSource | None = None,
 ) -> list[QuestionResult]:
     """Run one conversation; ``costs[i]`` is turn i+1's integer cost, ``budget`` in the same units;
     ``priors[i]`` (optional) is turn i+1's expected need at arrival, from the need estimator."""
@@ -114,7 +121,7 @@ def run_conversation(
         for q in questions:
             kept = [e for e in q.evidence if e in active]
             out.append(QuestionResult(conv.sample_id, q.index, q.category, len(q.evidence), len(kept)))
-            cites = list(kept)
+            cites = list(kept) if cite_source is None else list(cite_source(conv, q, sorted(active)))
             if noise:
                 ev = set(q.evidence)
                 pool = [n for n in sorted(active) if n not in ev]
@@ -135,6 +142,7 @@ def run(
     noise: int = 0,
     costs: Sequence[Sequence[int]] | None = None,
     priors: Sequence[Sequence[float]] | None = None,
+    cite_source: CiteSource | None = None,
 ) -> list[QuestionResult]:
     """All conversations of a file under one policy, budget and seed (placement rng shared).
     ``priors`` (one list per conversation) are the need estimator's priors, given to the layer."""
@@ -151,7 +159,7 @@ def run(
             pol = policy.build()
         rng = random.Random(f"noise:{seed}:{conv.sample_id}")
         res = run_conversation(conv, schedule, pol, budget, policy.bench_lag(), cost, noise, rng,
-                               priors[k] if priors is not None else None)
+                               priors[k] if priors is not None else None, cite_source)
         if policy.name == "oracle" and sum(r.kept for r in res) != round(value):
             raise AssertionError(f"oracle replay scored {sum(r.kept for r in res)}, plan {value}")
         results.extend(res)

@@ -52,7 +52,7 @@ def register(subparsers) -> argparse.ArgumentParser:
         description="Benchmarks of the memory layer and the model around it. "
                     "See `lagmem bench <name> --help`.",
     )
-    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,holdout,need-train,synthetic,speed,retrieval,model,pages}",
+    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,holdout,need-train,cites,probes,synthetic,speed,retrieval,model,pages}",
                                required=True)
 
     p = sub.add_parser(
@@ -88,6 +88,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="worker processes")
     p.add_argument("--plot", metavar="OUT.png", help="write recall vs budget, one line per policy")
     p.add_argument("--json", metavar="OUT", help="write results and settings as JSON")
+    p.add_argument("--cites", type=_names, default=["gold"], metavar="SOURCE[,SOURCE...]",
+                   help="who cites at each question: gold (its evidence in memory) or a retriever "
+                        "(embeddings, hybrid, local, ...) run over the turns in memory; one table each")
     p.set_defaults(func=cmd_locomo)
 
     s = sub.add_parser(
@@ -151,12 +154,18 @@ def register(subparsers) -> argparse.ArgumentParser:
     from cli.bench_need import add_parsers
 
     add_parsers(sub, DEFAULT_DATA, _ints)
+    from cli import cites
+
+    cites.register(sub, DEFAULT_DATA)
+    from cli import probes
+
+    probes.register(sub)
     return bench
 
 
 # ----- locomo ---------------------------------------------------------------------------------
-def _locomo_job(args: tuple) -> tuple[str, int, int, list]:
-    data, tokens, placement, noise, policy, budget, seed, priors = args
+def _locomo_job(args: tuple) -> tuple[str, int, int, list, str]:
+    data, tokens, placement, noise, policy, budget, seed, priors, cites = args
     from bench import locomo, need_train, protocol
 
     convs = _cached_load(data)
@@ -167,9 +176,14 @@ def _locomo_job(args: tuple) -> tuple[str, int, int, list]:
         priors = _CACHE[(data, "priors")]
     else:
         priors = None
+    source = None
+    if cites != "gold":
+        from bench.cite_source import RetrieverCites
+
+        source = _CACHE.get(("cites", data, cites)) or _CACHE.setdefault(("cites", data, cites), RetrieverCites(convs, cites))
     res = protocol.run(convs, policy, budget, seed, scale, placement, noise, costs=_cached_costs(data, tokens),
-                       priors=priors)
-    return policy.title, budget, seed, res
+                       priors=priors, cite_source=source)
+    return policy.title, budget, seed, res, cites
 
 
 _CACHE: dict = {}
@@ -221,21 +235,26 @@ def cmd_locomo(args) -> int:
             specs.append(protocol.spec(name, lag=lag, **params.get(name, {})))
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
-    if args.priors == "shipped" and "measured" in args.policies:
-        from bench import need_train
+def _locomo_job(args: tuple) -> tuple[str, int, int, list, str]:
+    data, tokens, placement, noise, policy, budget, seed, priors, cites = args
+    from bench import locomo, need_train, protocol
 
-        _CACHE[(str(path), "priors")] = need_train.shipped_priors(convs)  # embeddings once, before the pool
-    jobs = [(str(path), args.tokens, args.placement, args.noise, sp, b, seed, args.priors)
-            for b in args.budgets for sp in specs for seed in args.seeds]
-    pooled: dict[tuple[str, int], list] = {}
-    for title, budget, _seed, res in _run_jobs(_locomo_job, jobs, args.jobs, "locomo"):
-        pooled.setdefault((title, budget), []).extend(res)
-    rows = []
-    for b in args.budgets:
-        for sp in specs:
-            m = report.metrics(pooled[(sp.title, b)])
-            rows.append({"policy": sp.title, "budget": b, **m, "params": dict(sp.params), "lag": protocol.ran_lag(sp)})
-    report.add_gap_closed(rows)
+    convs = _cached_load(data)
+    scale = locomo.token_scale(tokens)
+    if priors == "shipped" and policy.name == "measured":
+        if (data, "priors") not in _CACHE:
+            _CACHE[(data, "priors")] = need_train.shipped_priors(convs)
+        priors = _CACHE[(data, "priors")]
+    else:
+        priors = None
+    source = None
+    if cites != "gold":
+        from bench.cite_source import RetrieverCites
+
+        source = _CACHE.get(("cites", data, cites)) or _CACHE.setdefault(("cites", data, cites), RetrieverCites(convs, cites))
+    res = protocol.run(convs, policy, budget, seed, scale, placement, noise, costs=_cached_costs(data, tokens),
+                       priors=priors, cite_source=source)
+    return policy.title, budget, seed, res, cites
     settings = {
         "data": str(path),
         "conversations": [c.sample_id for c in convs],
@@ -248,11 +267,17 @@ def cmd_locomo(args) -> int:
         "budgets": args.budgets,
         "noise": args.noise,
         "priors": args.priors,
+        "cites": args.cites,
         "policies": [{"policy": sp.title, "params": dict(sp.params), "lag": protocol.ran_lag(sp)} for sp in specs],
     }
     title = (f"LoCoMo evidence recall: {len(convs)} conversations, placement {args.placement}, "
              f"seeds {','.join(map(str, args.seeds))}, {args.tokens} tokens, noise {args.noise}")
-    print(report.table(rows, title))
+    for c in args.cites:
+        print(report.table([r for r in rows if r["cites"] == c], f"{title}, cites: {c}"))
+    if len(args.cites) > 1:
+        from bench.cite_source import gain_kept
+
+        print(gain_kept(rows, args.cites[0]))
     print(f"skipped questions (no evidence): {settings['skipped_questions']}; "
           f"evidence ids dropped after repair: {settings['dropped_evidence_ids']}")
     if args.json:

@@ -83,7 +83,7 @@ def citation_chart(df: pd.DataFrame) -> alt.Chart:
     return alt.Chart(df).mark_circle(color="#0d9488", opacity=0.75).encode(
         x=alt.X("step:Q", title="step (when cited)"), y=alt.Y("turn:Q", title="cited turn"),
         size=alt.Size("weight:Q", legend=None, scale=alt.Scale(range=[30, 200])),
-        tooltip=["step", "turn", "weight", "answer"],
+        tooltip=["step", "turn", "weight", "source", "answer"],
     ).properties(height=260)
 
 

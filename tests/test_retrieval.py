@@ -139,7 +139,7 @@ def test_validates_ids_drops_unoffered_and_collapses_duplicates():
     llm.enqueue(json.dumps({"turns": [2, 99, 2, 1, 42]}))
     msg = "Lisbon flight"
     res = retrieve(llm, msg, HashEmbedder().encode(msg)[0], cs,
-                   config=RetrievalConfig(k=3, check=CiteCheck(min_similarity=None)))
+                   config=RetrievalConfig(k=3, check=CiteCheck(min_similarity=None), ranker="embeddings"))
     assert 3 not in res.offered and set(res.offered) == {1, 2, 4}
     assert res.cited_ids == (2, 1)
     assert res.dropped == 2 and res.dropped_ids == (99, 42) and res.duplicates == 1
@@ -214,7 +214,7 @@ def test_cite_check_rejects_unrelated_and_weighs_by_similarity(real):
     cs = cands(texts, real)
     msg = "When does my flight to Lisbon leave?"
     llm = FakeLLM(structured="json_object_schema").enqueue('{"turns": [2, 1, 3]}')
-    res = retrieve(llm, msg, real.encode(msg)[0], cs, config=RetrievalConfig(k=4))
+    res = retrieve(llm, msg, real.encode(msg)[0], cs, config=RetrievalConfig(k=4, ranker="embeddings"))
     assert res.cited_ids == (1, 3)
     assert res.rejected == (2,) and res.dropped == 0  # rejected is not "not offered"
     weights = {c.turn: c.weight for c in res.cited}

@@ -243,7 +243,9 @@ def why_forgotten(view: MemoryView, number: int) -> str:
     desc = policy_description(policy)
     how = f"The {policy} policy{' ' + desc if desc else ''}."
     if cited_before:
-        evidence = f"It had been cited {len(cited_before)} time{'s' if len(cited_before) != 1 else ''}, last at step {max(c.step for c in cited_before)}."
+        last = max(cited_before, key=lambda c: (c.step, c.weight))
+        evidence = (f"It had been cited {len(cited_before)} time{'s' if len(cited_before) != 1 else ''}, last at step {last.step} "
+                    f"(by the {last.source} retriever, confidence {last.weight:.2f}).")
     else:
         evidence = "No answer had ever cited it."
     lines.append(f"{how} {evidence} Among the turns that could be evicted it scored lowest, {r.importance:.3g} "
@@ -353,6 +355,6 @@ def importance_series(view: MemoryView) -> pd.DataFrame:
 
 
 def citation_series(view: MemoryView) -> pd.DataFrame:
-    rows = [{"step": c.step, "turn": c.turn, "weight": c.weight, "answer": c.answer_turn}
+    rows = [{"step": c.step, "turn": c.turn, "weight": c.weight, "answer": c.answer_turn, "source": c.source}
             for c in view.layer.citations()]
-    return pd.DataFrame(rows, columns=["step", "turn", "weight", "answer"]).sort_values(["step", "turn"])
+    return pd.DataFrame(rows, columns=["step", "turn", "weight", "answer", "source"]).sort_values(["step", "turn"])

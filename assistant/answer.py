@@ -1,0 +1,283 @@
+"""The answer: what the model is shown, how long it may be, and what reaches the user.
+
+Why this shape (issue: the embedded 135M model answered every question with the same invented
+sentence, in another language, longer than the whole memory budget):
+
+* **Grounded prompt.** When the retrieval step cited turns, the model sees only those turns, as
+  plain notes ("Earlier, the user said: ..."), and the question; it is asked for one short
+  sentence in the question's language, or to say it does not know. No ids, no markers.
+* **Capped.** An answer is at most ``answer_cap(budget)`` tokens: a quarter of the conversation's
+  budget, never more than 150 (a long answer would push the user's own facts out of memory).
+  The model is asked for that many tokens, and the text is cut at a sentence end if it still
+  runs over (``cap_text``).
+* **Checked** (``grounded`` mode, the embedded default): the model's text is shown only when it
+  agrees with the cited turns -- it repeats at least one of their words that the question did not
+  contain, most of its own new words come from them, and its embedding is close to one of them.
+  Otherwise the user gets an honest extractive answer quoting the turn: "You told me (turn 3): ...".
+* **Clean.** Prompt syntax never reaches the user: ``[cited]``, ``[T12]`` and similar markers are
+  removed from whatever the model writes (``clean_answer``).
+
+A configured (larger) model gets the whole in-memory context with the cited turns named in the
+system prompt, streamed as it writes (``context`` mode), with the same cap and cleaning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .lexical import words
+
+MAX_ANSWER_TOKENS = 150
+MIN_ANSWER_TOKENS = 16
+PROMPT_SYNTAX = re.compile(r"\[\s*(?:cited|T\s*\d+|turn\s*\d+)\s*\]\s*", re.IGNORECASE)
+SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s")
+AGREE_SIMILARITY = 0.45
+AGREE_SHARE = 0.5
+
+CONTEXT_PROMPT = (
+    "You are a helpful assistant. Reply to the user's last message briefly, in the language the "
+    "user writes in.{cited}"
+)
+GROUNDED_PROMPT = (
+    "You answer questions about what was said earlier in this conversation. Use only these "
+    "notes:\n{notes}\nAnswer the question in one short sentence, in the same language as the "
+    "question. If the notes do not contain the answer, say that you do not know."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A cited turn as the answer step uses it."""
+
+    number: int
+    role: str
+    content: str
+    weight: float
+    vector: np.ndarray | None = None
+
+
+def answer_cap(budget: int | None) -> int:
+    """Most tokens an answer may have: a quarter of the budget, at most 150 (at least 16)."""
+    if not budget:
+        return MAX_ANSWER_TOKENS
+    return max(MIN_ANSWER_TOKENS, min(MAX_ANSWER_TOKENS, budget // 4))
+
+
+def clean_answer(text: str) -> str:
+    """The model's text without prompt syntax (``[cited]``, ``[T3]``), whitespace tidied."""
+    return re.sub(r"[ \t]{2,}", " ", PROMPT_SYNTAX.sub("", text)).strip()
+
+
+def cap_text(text: str, cap: int, count) -> str:
+    """``text`` within ``cap`` tokens (``count``: the token counter): whole sentences when they
+    fit, else whole words, with an ellipsis."""
+    if count(text) <= cap:
+        return text
+    kept = ""
+    for sentence in SENTENCE_END.split(text):
+        trial = (kept + " " + sentence).strip()
+        if count(trial) > cap:
+            break
+        kept = trial
+    if kept:
+        return kept
+    out: list[str] = []
+    for word in text.split():
+        if count(" ".join(out + [word]) + " …") > cap:
+            break
+        out.append(word)
+    return (" ".join(out) + " …") if out else "…"
+
+
+def is_question(message: str) -> bool:
+    return message.rstrip().endswith(("?", "？", "¿")) or bool(
+        re.match(r"(?i)\s*(what|when|where|who|whom|which|why|how|do|does|did|is|are|can|could|"
+                 r"tell me|remind me)\b", message))
+
+
+SELF_WORDS = re.compile(r"(?i)\b(i|me|my|mine|myself|we|us|our|ours)\b")
+
+
+def about_the_user(message: str) -> bool:
+    """Does the question ask about the user ("When is my trip?"), not the assistant ("How are
+    you?")? Only then is a guess from memory worth quoting when nothing was cited."""
+    return bool(SELF_WORDS.search(message))
+
+
+def quote_turn(note: Note, max_chars: int = 400) -> str:
+    text = re.sub(r"\s+", " ", note.content).strip()
+    if len(text) > max_chars:
+        text = text[:max_chars].rsplit(" ", 1)[0] + " …"
+    who = "You told me" if note.role == "user" else "I said"
+    return f"{who} (turn {note.number}): {clean_answer(text)}"
+
+
+def extractive(notes: Sequence[Note], sure: bool = True) -> str:
+    """The honest answer built from the turns themselves: the best user statement (not a
+    question), else the best turn."""
+    ranked = sorted(notes, key=lambda n: (-n.weight, -n.number))
+    stated = [n for n in ranked if n.role == "user" and not is_question(n.content)]
+    said = [n for n in ranked if n.role != "user"]
+    best = (stated or said or ranked)[0]
+    text = quote_turn(best)
+    if not sure and text.startswith("You "):
+        text = "you " + text[4:]
+    return text if sure else f"I am not sure; the closest thing in memory: {text}"
+
+
+def _flat(text: str) -> str:
+    return clean_answer(re.sub(r"\s+", " ", text))
+
+
+def grounded_messages(notes: Sequence[Note], message: str) -> list[dict]:
+    lines = []
+    for n in sorted(notes, key=lambda n: n.number):
+        who = "the user said" if n.role == "user" else "you said"
+        lines.append(f"- Earlier, {who}: {_flat(n.content)}")
+    return [{"role": "system", "content": GROUNDED_PROMPT.format(notes="\n".join(lines))},
+            {"role": "user", "content": message}]
+
+
+def context_messages(active: Sequence, cited: Sequence[int], message: str, count,
+                     context_tokens: int | None) -> list[dict]:
+    """The in-memory turns (``active``: candidates with number/role/content) as chat history; the
+    cited ones are repeated in the system prompt rather than marked inside the turns. With
+    ``context_tokens``, only what fits: cited turns first, then the newest."""
+    cited_set = set(cited)
+    turns = list(active)
+    if context_tokens is not None:
+        room, keep, used = context_tokens - count(message) - 80, [], 0
+        for c in sorted(active, key=lambda c: (c.number not in cited_set, -c.number)):
+            cost = count(c.content) + 4
+            if used + cost <= room:
+                keep.append(c)
+                used += cost
+        turns = sorted(keep, key=lambda c: c.number)
+    note = ""
+    if cited_set:
+        quoted = "\n".join(f"- {_flat(c.content)}" for c in turns if c.number in cited_set)
+        note = f" The earlier messages most relevant now:\n{quoted}"
+    messages = [{"role": "system", "content": CONTEXT_PROMPT.format(cited=note)}]
+    for t in turns:
+        messages.append({"role": t.role if t.role in ("user", "assistant") else "system",
+                         "content": t.content})
+    messages.append({"role": "user", "content": message})
+    return messages
+
+
+class StreamCleaner:
+    """Removes prompt syntax from streamed deltas: text from an unclosed ``[`` is held back until
+    it closes (or grows past a marker's length), so ``[cit`` + ``ed] `` never shows."""
+
+    HOLD = 12
+
+    def __init__(self) -> None:
+        self.pending = ""
+
+    def feed(self, delta: str) -> str:
+        text = self.pending + delta
+        cut = text.rfind("[")
+        if cut != -1 and "]" not in text[cut:] and len(text) - cut <= self.HOLD:
+            self.pending, text = text[cut:], text[:cut]
+        else:
+            self.pending = ""
+        return PROMPT_SYNTAX.sub("", text)
+
+    def flush(self) -> str:
+        text, self.pending = PROMPT_SYNTAX.sub("", self.pending), ""
+        return text
+
+
+SALIENT = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'-]+|\b\w*\d\w*")
+
+
+def salient(text: str) -> set[str]:
+    """Names and numbers: capitalised words not opening a sentence, and anything with a digit."""
+    found = {m.group(0).lower() for m in SALIENT.finditer(text.strip())}
+    return {w for w in found if not w.startswith("i'")}  # "I'm", "I'll": the pronoun, not a name
+
+
+def agrees(answer: str, answer_vec: np.ndarray | None, notes: Sequence[Note], message: str) -> bool:
+    """Does the model's text say what the cited turns say? Lexical and embedding evidence, not
+    wording: it must repeat a word of theirs the question lacked, most of its new words must come
+    from them, it may not bring a name or number of its own, it must keep a name or number of
+    theirs when they have one, and (when vectors are given) it must be close to one of them."""
+    # the user's own statements are the facts; the assistant's turns count only without them
+    # (else a model repeating its earlier chatter would "agree")
+    notes = [n for n in notes if n.role == "user"] or list(notes)
+    noted = set().union(*(salient(n.content) for n in notes)) if notes else set()
+    said, asked_names = salient(answer), salient(message)
+    if said - noted - asked_names:
+        return False  # an invented name or number ("turning 12" when the turn says "six")
+    tokens = {w.lower() for w in re.findall(r"[\w'-]+", answer)}
+    if noted - asked_names and not (tokens & noted) - asked_names:
+        return False  # the name the question is about was dropped ("the far north", not Tromso)
+    asked = set(words(message))
+    new = [w for w in words(answer) if w not in asked]
+    source = set().union(*(set(words(n.content)) for n in notes)) - asked if notes else set()
+    if not new or not source:
+        return False
+    shared = [w for w in new if w in source]
+    if not shared or len(shared) / len(new) < AGREE_SHARE:
+        return False
+    vecs = [n.vector for n in notes if n.vector is not None]
+    if answer_vec is None or not vecs:
+        return True
+    return max(float(np.dot(answer_vec, v)) for v in vecs) >= AGREE_SIMILARITY
+
+
+GROUNDED_MAX_TOKENS = 48  # one short sentence; the 135M model rambles past it
+GROUNDED_TEMPERATURE = 0.1
+
+
+def grounded_answer(llm, embed, notes: Sequence[Note], message: str, cap: int, count,
+                    sure: bool = True) -> tuple[str, np.ndarray, str]:
+    """Ask the model from ``notes`` only, keep its text if it agrees with them, else quote them.
+
+    Returns (answer, its vector, how: ``model`` or ``extractive``). ``sure=False``: the notes are
+    the ranker's best guesses, not citations, and an extractive answer says so."""
+    raw = llm.complete(grounded_messages(notes, message), max_tokens=min(cap, GROUNDED_MAX_TOKENS),
+                       temperature=GROUNDED_TEMPERATURE)
+    text = clean_answer(raw or "")
+    vec = embed(text) if text else None
+    if text and agrees(text, vec, notes, message):
+        text = cap_text(text, cap, count)
+        return text, vec, "model"
+    text = cap_text(extractive(notes, sure), cap, count)
+    return text, embed(text), "extractive"
+
+
+def answer_notes(active: Sequence, retrieval, guesses: int = 0) -> list[Note]:
+    """The cited in-memory turns as notes (weight: the citation's); with ``guesses`` > 0, the
+    ranker's best ``guesses`` turns instead (for a question nothing was cited for): the user's
+    statements before the assistant's turns, the user's own earlier questions left out."""
+    by_number = {c.number: c for c in active}
+    if not guesses:
+        return [Note(c.turn, by_number[c.turn].role, by_number[c.turn].content, c.weight,
+                     by_number[c.turn].vector) for c in retrieval.cited if c.turn in by_number]
+    usable = [n for n in retrieval.ranked if n in by_number
+              and not (by_number[n].role == "user" and is_question(by_number[n].content))]
+    # the user's statements first: a guess from the assistant's own chatter answers nothing
+    best = sorted(usable, key=lambda n: by_number[n].role != "user")[:guesses]
+    return [Note(n, by_number[n].role, by_number[n].content, round(1.0 - 0.1 * i, 2),
+                 by_number[n].vector) for i, n in enumerate(best)]
+
+
+ACKNOWLEDGEMENT = "Noted."
+REPLY_MAX_TOKENS = 40
+
+
+def statement_reply(llm, message: str, cap: int, count) -> tuple[str, str]:
+    """The embedded model's short reply to a statement, from that message alone; a reply that
+    brings names or numbers of its own (the 135M model invents cities and switches language) is
+    replaced by a plain acknowledgement. Returns (reply, how: ``model`` or ``acknowledged``)."""
+    messages = context_messages([], [], message, count, None)
+    text = clean_answer(llm.complete(messages, max_tokens=min(cap, REPLY_MAX_TOKENS),
+                                     temperature=GROUNDED_TEMPERATURE) or "")
+    if not text or salient(text) - salient(message):
+        return ACKNOWLEDGEMENT, "acknowledged"
+    return cap_text(text, cap, count), "model"

@@ -1,0 +1,74 @@
+"""``lagmem bench probes``: does the chat answer fact-recall questions with the fact?
+
+Each probe is a short scripted conversation (``bench/probes.jsonl``: facts stated among chit-chat,
+one JSON object per line: ``id``, ``turns``, ``question``, ``fact`` -- accepted spellings of the
+fact). Every turn is sent through ``ChatService`` exactly as a chat message is (the model answers
+each one, the memory evicts under its budget), then the question; the probe passes when the
+answer contains one of the fact's spellings (case-insensitive). The model and embeddings are the
+ones the app would use (the embedded model when nothing is configured); the database is a
+throwaway SQLite file.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory.types import MemorySettings
+
+PROBES = Path(__file__).with_name("probes.jsonl")
+
+
+@dataclass(frozen=True)
+class Probe:
+    id: str
+    turns: tuple[str, ...]
+    question: str
+    fact: tuple[str, ...]
+
+
+def load(path: str | Path = PROBES) -> list[Probe]:
+    """Probes from a JSONL file; a malformed line is refused with its number."""
+    out = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+            out.append(Probe(str(d["id"]), tuple(map(str, d["turns"])), str(d["question"]),
+                             tuple(map(str, d["fact"]))))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{n}: not a probe ({exc})") from None
+    return out
+
+
+def contains_fact(answer: str, fact: Iterable[str]) -> bool:
+    low = answer.lower()
+    return any(f.lower() in low for f in fact)
+
+
+def run(svc, probes: list[Probe], settings: MemorySettings,
+        progress: Callable[[Iterable], Iterable] = lambda x: x) -> dict:
+    """Each probe in its own conversation; returns the share answered with the fact and details."""
+    rows = []
+    for p in progress(probes):
+        conv = svc.store.create(f"probe {p.id}", settings)
+        for text in p.turns:
+            svc.ask(conv, text)
+        r = svc.ask(conv, p.question)
+        rows.append({"id": p.id, "ok": contains_fact(r.answer, p.fact), "answer": r.answer,
+                     "answered_by": r.answered_by, "cited": r.cited,
+                     "answer_tokens": svc.counter.count(r.answer),
+                     "ttft_ms": r.timings.get("ttft_ms")})
+    ttft = [r["ttft_ms"] for r in rows if r["ttft_ms"] is not None]
+    return {
+        "probes": len(rows),
+        "with_fact": round(sum(r["ok"] for r in rows) / len(rows), 4) if rows else 0.0,
+        "answered_by": {k: sum(r["answered_by"] == k for r in rows) for k in ("model", "extractive")},
+        "max_answer_tokens": max((r["answer_tokens"] for r in rows), default=0),
+        "question_ttft_ms_median": round(statistics.median(ttft), 1) if ttft else None,
+        "rows": rows,
+    }
