@@ -235,26 +235,29 @@ def cmd_locomo(args) -> int:
             specs.append(protocol.spec(name, lag=lag, **params.get(name, {})))
         except ValueError as exc:
             raise SystemExit(str(exc)) from None
-def _locomo_job(args: tuple) -> tuple[str, int, int, list, str]:
-    data, tokens, placement, noise, policy, budget, seed, priors, cites = args
-    from bench import locomo, need_train, protocol
+    if args.priors == "shipped" and "measured" in args.policies:
+        from bench import need_train
 
-    convs = _cached_load(data)
-    scale = locomo.token_scale(tokens)
-    if priors == "shipped" and policy.name == "measured":
-        if (data, "priors") not in _CACHE:
-            _CACHE[(data, "priors")] = need_train.shipped_priors(convs)
-        priors = _CACHE[(data, "priors")]
-    else:
-        priors = None
-    source = None
-    if cites != "gold":
-        from bench.cite_source import RetrieverCites
+        _CACHE[(str(path), "priors")] = need_train.shipped_priors(convs)  # embeddings once, before the pool
+    from bench.cites import ALL_RETRIEVERS
 
-        source = _CACHE.get(("cites", data, cites)) or _CACHE.setdefault(("cites", data, cites), RetrieverCites(convs, cites))
-    res = protocol.run(convs, policy, budget, seed, scale, placement, noise, costs=_cached_costs(data, tokens),
-                       priors=priors, cite_source=source)
-    return policy.title, budget, seed, res, cites
+    for c in args.cites:
+        if c != "gold" and c not in ALL_RETRIEVERS:
+            raise SystemExit(f"--cites {c!r}: choose gold or one of {', '.join(ALL_RETRIEVERS)}")
+    jobs = [(str(path), args.tokens, args.placement, args.noise, sp, b, seed, args.priors, c)
+            for c in args.cites for b in args.budgets for sp in specs for seed in args.seeds]
+    pooled: dict[tuple[str, int, str], list] = {}
+    for title, budget, _seed, res, c in _run_jobs(_locomo_job, jobs, args.jobs, "locomo"):
+        pooled.setdefault((title, budget, c), []).extend(res)
+    rows = []
+    for c in args.cites:
+        part = []
+        for b in args.budgets:
+            for sp in specs:
+                m = report.metrics(pooled[(sp.title, b, c)])
+                part.append({"policy": sp.title, "budget": b, "cites": c, **m, "params": dict(sp.params),
+                             "lag": protocol.ran_lag(sp)})
+        rows += report.add_gap_closed(part)
     settings = {
         "data": str(path),
         "conversations": [c.sample_id for c in convs],

@@ -10,6 +10,7 @@ import threading
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from assistant.answer import answer_cap
 from assistant import runtime
 from assistant.errors import ServerUnreachable
 from assistant.ui.views import load_view
@@ -226,7 +227,9 @@ def test_an_answer_cut_by_the_length_limit_says_so(svc):
     send(at, "List the products.")
     (answer,) = [t for t in rows(svc, Turn) if t.role == "assistant"]
     assert answer.incomplete and answer.content == "Here are the products: first, the"
-    assert any(f"(cut at {svc.answer_tokens} tokens" in c.value for c in at.chat_message[-1].caption)
+    # the limit is the smaller of the service's and the budget's cap (a quarter of it, at most 150)
+    limit = min(svc.answer_tokens, answer_cap(svc.store.conversation(at.session_state["conv_id"]).budget))
+    assert any(f"(cut at {limit} tokens" in c.value for c in at.chat_message[-1].caption)
     svc.llm.enqueue("A whole answer.")
     send(at, "Thanks.")
     assert not any("cut at" in c.value for c in at.chat_message[-1].caption)
