@@ -55,7 +55,7 @@ def send(at: AppTest, text: str) -> AppTest:
 
 def rows(svc, model, **where):
     with Session(svc.store.engine) as s:
-        q = select(model)
+        q = select(model).order_by(model.id)  # insertion order (PostgreSQL returns heap order otherwise)
         for k, v in where.items():
             q = q.where(getattr(model, k) == v)
         return list(s.scalars(q))

@@ -85,7 +85,8 @@ def test_two_users_cannot_see_or_steer_each_others_conversations(signed_in):
         with pytest.raises(NotFound):
             act()
     with Session(runtime.get_store().engine) as s:
-        assert s.scalars(select(Turn.content).where(Turn.conversation_id == ana_conv.id)).first() == "Ana's locker code is 4471"
+        first = select(Turn.content).where(Turn.conversation_id == ana_conv.id).order_by(Turn.seq)
+        assert s.scalars(first).first() == "Ana's locker code is 4471"
 
 
 def test_who_is_signed_in_is_a_getter_that_fails_closed(monkeypatch):
