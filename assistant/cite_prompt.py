@@ -1,5 +1,6 @@
-"""The retrieval step's prompt: offered turns shown as ``[T<n>] role: text``, the request for
-``{"turns": [...]}``, and the structured-output options that constrain the reply to offered ids.
+"""The retrieval step's prompt and reply: offered turns shown as ``[T<n>] role: text``, the request
+for ``{"turns": [...]}``, the structured-output options that constrain the reply to offered ids,
+and reading the ids back out of what the model said (``parse_ids``).
 
 Turn text is data, never instruction: id markers inside shown texts are neutralized (``[T3]`` ->
 ``(T3)``), so quoted text cannot pose as an id; see ``assistant.retrieval`` for the whole step.
@@ -8,8 +9,11 @@ Turn text is data, never instruction: id markers inside shown texts are neutrali
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Sequence
+
+from .errors import BadResponse
 
 MARKER = re.compile(r"\[\s*T\s*(\d+)\s*\]", re.IGNORECASE)
 _WS = re.compile(r"\s+")
@@ -100,3 +104,51 @@ def request_options(structured: str, ids: Sequence[int],
             return {"extra_body": {"grammar": ids_grammar(ids)}}
         return {"response_format": {"type": "json_object", "schema": ids_schema(ids)}}
     return {}
+
+
+def _strip_echoes(raw: str, quoted: Sequence[str]) -> str:
+    """Cut verbatim copies of shown texts out of free-text output before parsing it."""
+    for text in sorted(set(quoted), key=len, reverse=True):
+        if len(text) >= 8 and text in raw:
+            raw = raw.replace(text, " ")
+    return raw
+
+
+def _as_id(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*\[?\s*T?\s*(\d+)\s*\]?\s*", value, re.IGNORECASE)
+        return int(m.group(1)) if m else None
+    return None
+
+
+def _json_ids(raw: str) -> list[int] | None:
+    """Ids from the first JSON object/array in ``raw`` ({"turns": [...]} or a bare list)."""
+    decoder = json.JSONDecoder()
+    for start in (i for i, ch in enumerate(raw) if ch in "{["):
+        try:
+            value, _ = decoder.raw_decode(raw, start)
+        except ValueError:
+            continue
+        except RecursionError:  # deeply nested brackets: not an answer we can read
+            raise BadResponse("The model's retrieval answer was malformed (nested too deeply to read).") from None
+        if isinstance(value, dict):
+            value = next((value[k] for k in ("turns", "ids", "turn_ids") if k in value), None)
+        if isinstance(value, list):
+            return [i for i in map(_as_id, value) if i is not None]
+    return None
+
+
+def parse_ids(raw: str, quoted: Sequence[str] = ()) -> tuple[list[int], str]:
+    """Ids the model named, in order, and how they were read (``json``/``markers``/``nothing``)."""
+    text = _strip_echoes(raw, quoted)
+    ids = _json_ids(text)
+    if ids is not None:
+        return ids, "json"
+    markers = [int(m.group(1)) for m in MARKER.finditer(text)]
+    return markers, ("markers" if markers else "nothing")

@@ -37,8 +37,6 @@ message. An accepted cite's weight is the hybrid confidence, or with the embeddi
 
 from __future__ import annotations
 
-import json
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Collection, Sequence
@@ -48,7 +46,7 @@ import numpy as np
 from . import hybrid
 from .cite_prompt import (  # noqa: F401  (the step's public names live here too)
     MARKER, SYSTEM_PROMPT, build_messages, ids_grammar, ids_schema, neutralize, offered_lines,
-    request_options, shown_text)
+    parse_ids, request_options, shown_text)
 from .errors import BadResponse
 from .hybrid import DEFAULT_PARAMS, HybridParams, Ranking
 
@@ -219,54 +217,6 @@ def rank_candidates(message: str, message_vec: np.ndarray, candidates: Sequence[
 
 
 # --------------------------------------------------------------------------- 3. parse and validate
-
-
-def _strip_echoes(raw: str, quoted: Sequence[str]) -> str:
-    """Cut verbatim copies of shown texts out of free-text output before parsing it."""
-    for text in sorted(set(quoted), key=len, reverse=True):
-        if len(text) >= 8 and text in raw:
-            raw = raw.replace(text, " ")
-    return raw
-
-
-def _as_id(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*\[?\s*T?\s*(\d+)\s*\]?\s*", value, re.IGNORECASE)
-        return int(m.group(1)) if m else None
-    return None
-
-
-def _json_ids(raw: str) -> list[int] | None:
-    """Ids from the first JSON object/array in ``raw`` ({"turns": [...]} or a bare list)."""
-    decoder = json.JSONDecoder()
-    for start in (i for i, ch in enumerate(raw) if ch in "{["):
-        try:
-            value, _ = decoder.raw_decode(raw, start)
-        except ValueError:
-            continue
-        except RecursionError:  # deeply nested brackets: not an answer we can read
-            raise BadResponse("The model's retrieval answer was malformed (nested too deeply to read).") from None
-        if isinstance(value, dict):
-            value = next((value[k] for k in ("turns", "ids", "turn_ids") if k in value), None)
-        if isinstance(value, list):
-            return [i for i in map(_as_id, value) if i is not None]
-    return None
-
-
-def parse_ids(raw: str, quoted: Sequence[str] = ()) -> tuple[list[int], str]:
-    """Ids the model named, in order, and how they were read (``json``/``markers``/``nothing``)."""
-    text = _strip_echoes(raw, quoted)
-    ids = _json_ids(text)
-    if ids is not None:
-        return ids, "json"
-    markers = [int(m.group(1)) for m in MARKER.finditer(text)]
-    return markers, ("markers" if markers else "nothing")
 
 
 def weigh_cites(ids: Sequence[int], similarity: dict[int, float],

@@ -33,7 +33,8 @@ from sqlalchemy.orm import Session
 from memory import transcript as T
 from memory.layer import CiteOutcome, MemoryLayer
 from memory.types import EvictionRecord, MemorySettings, PinRefused, TurnState
-from storage import chunks, repo
+from storage import candidates, chunks, repo
+from storage.candidates import Reader
 from storage.db import make_engine, read_engine
 from storage.models import Conversation, MemoryEvent, MissRow, Turn, utcnow
 from storage.repo import NotFound
@@ -197,21 +198,6 @@ class MemoryView:
         return {t.seq: t for t in self.turns}
 
 
-class Reader:
-    """One read-only session: what it returns is one consistent moment of the database."""
-
-    def __init__(self, session: Session):
-        self._session = session
-
-    def turn_flags(self, conv_id: int, *, exclude: int | None = None) -> list[Row]:
-        """(seq, state, pinned, id, created_at) of every turn but ``exclude``, in order."""
-        return repo.turn_flags(self._session, conv_id, exclude=exclude)
-
-    def turn_texts(self, conv_id: int, seqs: list[int]) -> Iterator[Row]:
-        """(seq, role, content, embedding, embedding_dim, id, created_at, embedding_model) of the turns ``seqs``."""
-        return repo.turn_texts(self._session, conv_id, seqs)
-
-
 class MemoryStore:
     """Thread-safe access to conversations' memory, shared by the app's sessions (cache_resource)."""
 
@@ -287,7 +273,7 @@ class MemoryStore:
         """Store vectors (seq, packed, model, dim) of stored turns; no version bump (the memory is the same)."""
         for start in range(0, len(vectors), 500):
             with _storage_errors(), self.engine.begin() as conn:
-                repo.set_vectors(conn, conv_id, vectors[start:start + 500])
+                candidates.set_vectors(conn, conv_id, vectors[start:start + 500])
 
     # ----- imports, written in short transactions ------------------------------------------
     def begin_import(self, title: str, settings: MemorySettings, *, owner: str | None = None) -> Row:

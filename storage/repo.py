@@ -349,38 +349,6 @@ def last_turn(s: Session, conv_id: int) -> Turn | None:
     return s.scalars(select(Turn).where(Turn.conversation_id == conv_id).order_by(Turn.seq.desc()).limit(1)).first()
 
 
-def turn_flags(s: Session, conv_id: int, *, exclude: int | None = None):
-    """(seq, state, pinned, id, created_at) of every turn, in order: the cheap part of a turn."""
-    q = select(Turn.seq, Turn.state, Turn.pinned, Turn.id, Turn.created_at).where(Turn.conversation_id == conv_id)
-    if exclude is not None:
-        q = q.where(Turn.seq != exclude)
-    return s.execute(q.order_by(Turn.seq)).all()
-
-
-def turn_texts(s: Session, conv_id: int, seqs: Sequence[int], chunk: int = 500):
-    """(seq, role, content, embedding, embedding_dim, id, created_at, embedding_model) of the turns ``seqs``."""
-    for start in range(0, len(seqs), chunk):
-        yield from s.execute(
-            select(Turn.seq, Turn.role, Turn.content, Turn.embedding, Turn.embedding_dim, Turn.id, Turn.created_at,
-                   Turn.embedding_model)
-            .where(Turn.conversation_id == conv_id, Turn.seq.in_(seqs[start:start + chunk]))
-        )
-
-
-_SET_VECTOR = (
-    update(_TURNS)
-    .where(_TURNS.c.conversation_id == bindparam("b_conv"), _TURNS.c.seq == bindparam("b_seq"))
-    .values(embedding=bindparam("b_vec"), embedding_model=bindparam("b_model"), embedding_dim=bindparam("b_dim"))
-)
-
-
-def set_vectors(conn, conv_id: int, vectors: Sequence[tuple[int, bytes, str, int]]) -> None:
-    """Store (seq, packed vector, model name, dimension) for turns stored without one, or with
-    another model's: a turn's text never changes, so its vector is computed once per model."""
-    if vectors:
-        conn.execute(_SET_VECTOR, [{"b_conv": conv_id, "b_seq": q, "b_vec": v, "b_model": m, "b_dim": d} for q, v, m, d in vectors])
-
-
 def load_answer_cites(s: Session, conv_id: int) -> dict[int, list[tuple[int, float]]]:
     """Answer turn -> the (turn, weight) it cited, in log order (what a saved file keeps)."""
     cites: dict[int, list[tuple[int, float]]] = {}
