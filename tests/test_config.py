@@ -9,7 +9,6 @@ import pytest
 
 from assistant import config
 from assistant.config import VARIABLES, Config, ConfigError, LLMConfig
-from tests.fake_openai import fake_openai  # noqa: F401  (fixture)
 
 # A bad value for every variable that is checked, and what the message must say it accepts.
 BAD = [
