@@ -12,6 +12,7 @@ from bench import loadtest
 from cli import bench as bench_commands
 from cli import chat
 from cli import whatif
+from cli.users import user_arg
 from memory import transcript as T
 
 EPILOG = """settings (environment):
@@ -161,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def db_flags(sp):
         sp.add_argument("--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)")
-        sp.add_argument("--user", help="act as this user; without it, only owner-less conversations are seen and created")
+        sp.add_argument("--user", type=user_arg, help="act as this user; without it, only owner-less conversations are seen and created")
 
     r = sub.add_parser("replay", help="replay a saved conversation through the memory layer and storage",
                        description="Replay a saved conversation (JSONL) through the real memory layer and storage. "
@@ -192,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "A conversation that already has an owner is never taken.")
     c.add_argument("conversation", type=int, metavar="CONVERSATION_ID")
     c.add_argument("--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)")
-    c.add_argument("--user", required=True, help="the user who will own it")
+    c.add_argument("--user", type=user_arg, required=True, help="the user who will own it")
     c.set_defaults(func=cmd_claim)
 
     ls = sub.add_parser("list", help="list conversations")
