@@ -29,7 +29,7 @@ from memory.layer import MemoryLayer
 
 from .store import MemoryStore
 
-TARGET_S = 0.2  # write-lock time one chunk aims at (`lagmem bench pages` reports the longest)
+TARGET_S = 0.1  # write-lock time one chunk aims at (`lagmem bench pages` reports the longest)
 FIRST_ROWS, MAX_ROWS = 50, 5000  # a table's first chunk (before its rate is known); any chunk's cap
 CHUNK_CHARS = 1_000_000  # text per write transaction (turns can hold megabytes each)
 # SQLite has no queue for its write lock: a waiting writer's busy handler sleeps and retries (at

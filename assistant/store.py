@@ -10,9 +10,9 @@ locked (``BEGIN IMMEDIATE`` on SQLite, ``SELECT ... FOR UPDATE`` elsewhere), the
 taken from a cache only if the stored ``version`` says nobody else changed the conversation
 (otherwise rebuilt from the database alone), the layer decides, and the rows it implies are written
 in the same transaction. If anything fails, the transaction rolls back and the cached layer is
-dropped, so the next unit of work rebuilds from what was committed: no half-written state survives.
-An import's rows are written in many short transactions into a *pending* conversation nobody sees,
-revealed in one short final one (or discarded). No owner sees owner-less conversations only.
+dropped, so the next unit of work rebuilds from what was committed: no half-written state survives
+(an import: many short transactions into a *pending* conversation, revealed in one). No owner sees
+owner-less conversations only. Per-turn work (the need prior) is done before the lock: ``arrival``.
 """
 
 from __future__ import annotations
@@ -69,9 +69,8 @@ def _recent(conn: Connection, conv_id: int) -> list[need.Previous]:
 
 @dataclass
 class Tx:
-    """One unit of work on one conversation: layer operations that also write their rows. ``conn``
-    is the transaction's Core connection (an import's ``Recorder`` while it is built); ``conv`` the
-    conversation's row as it was when the unit of work began (change it with ``update``)."""
+    """One unit of work on one conversation: layer operations that also write their rows. ``conn``: its
+    Core connection (an import's ``Recorder``); ``conv``: the row as it began (change it: ``update``)."""
 
     conn: Connection
     conv: Row
@@ -276,9 +275,10 @@ class MemoryStore:
             return repo.create_conversation(conn, title, settings, owner=owner, pending=True)
 
     def write_rows(self, table: str, rows: list[dict]) -> None:
-        """One short transaction inserting prepared rows of a pending import."""
+        """One short transaction inserting rows of a pending import (converted before it begins)."""
+        prepared = chunks.prepare_rows(self.engine.dialect, table, rows)
         with _storage_errors(), self.engine.begin() as conn:
-            chunks.insert_rows(conn, table, rows)
+            chunks.insert_prepared(conn, prepared)
 
     def reveal_import(self, conv: Row, layer: MemoryLayer, dropped: int) -> None:
         """The import's one short final transaction: the conversation appears whole."""
