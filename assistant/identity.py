@@ -12,8 +12,10 @@ The rule (the README's "Private conversations" section says the same):
   (:class:`SignInRefused`): an identity that cannot be trusted sees nothing rather than somebody's.
 
 An issuer is an ``https://`` URL with no fragment (OpenID Connect Core 1.0, section 2), so an owner
-of that shape (``"://"`` before the first ``#``) is never an email; every other owner (an email, a
-CLI user name) compares without case, stored lower-cased (:func:`normal_owner`).
+of that shape (``"://"`` before the first ``#``) is never an email. An email owner compares without
+case, stored lower-cased (:func:`normal_owner`); any other owner (a CLI user name, the bare subject
+an older version stored for a provider that sent no email) is kept as given: subjects are
+case-sensitive, and two of them differing in case are two people.
 """
 
 from __future__ import annotations
@@ -48,12 +50,12 @@ def is_subject_owner(owner: str) -> bool:
 
 
 def normal_owner(owner: str) -> str:
-    """The stored form of an owner given by hand (the CLI's ``--user``): an email or a name is
-    stripped and lower-cased, as a signed-in email is; an ``"<iss>#<sub>"`` owner only stripped."""
+    """The stored form of an owner given by hand (the CLI's ``--user``), stripped: an email
+    lower-cased, as a signed-in email is; anything else (a name, a subject) kept as given."""
     owner = owner.strip()
     if not owner:
         raise ValueError("an owner cannot be empty")
-    return owner if is_subject_owner(owner) else owner.lower()
+    return owner if is_subject_owner(owner) or not _is_email(owner) else owner.lower()
 
 
 def owner_from_claims(claims: Mapping) -> str:

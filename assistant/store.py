@@ -240,10 +240,10 @@ class MemoryStore:
         self._cache.pop(conv_id)
         self.discard_import(conv_id)
 
-    def claim(self, conv_id: int, *, owner: str) -> None:
-        """Give an owner-less conversation (from before sign-in) to ``owner``; ``NotFound`` if it has one."""
+    def claim(self, conv_id: int, *, owner: str, holder: str | None = None) -> None:
+        """Give an owner-less conversation (or ``holder``'s) to ``owner``; ``NotFound`` if it has another."""
         with _storage_errors(), self.engine.begin() as conn:
-            repo.claim_conversation(conn, conv_id, owner)
+            repo.claim_conversation(conn, conv_id, owner, holder)
 
     def any_owned(self) -> bool:
         """Does any conversation have an owner? Then a page without sign-in must refuse to run."""

@@ -58,7 +58,8 @@ def test_claims_that_name_nobody_usable_refuse_the_sign_in(claims):
 
 def test_the_cli_user_is_the_same_owner_as_the_signed_in_email():
     assert normal_owner(" Ana@Example.org ") == owner_from_claims({"email": "ana@example.org", "email_verified": True})
-    assert normal_owner("Bob") == "bob"
+    assert normal_owner(" Bob ") == "Bob"  # a name or a bare subject keeps its case
+    assert normal_owner("AbC123") == "AbC123"
     assert normal_owner(f"{GOOGLE}#1098Ab") == f"{GOOGLE}#1098Ab"
     with pytest.raises(ValueError):
         normal_owner("  ")
@@ -118,7 +119,7 @@ def test_a_mixed_case_verified_email_opens_the_owners_conversations(claims):
 def test_migration_0006_lower_cases_email_owners_and_keeps_subjects(db_url):
     engine = make_engine(db_url, migrate=False)
     upgrade(engine, "0005")
-    owners = ["Ana@Example.org", "ana@example.org", " Bob ", f"{GOOGLE}#1098Ab", None, " "]
+    owners = ["Ana@Example.org", "ana@example.org", " Cy@Example.ORG ", "AbC123", "Bob", f"{GOOGLE}#1098Ab", None, " "]
     with engine.begin() as con:
         for i, owner in enumerate(owners, 1):
             con.execute(text(
@@ -131,5 +132,25 @@ def test_migration_0006_lower_cases_email_owners_and_keeps_subjects(db_url):
     assert current_revision(engine) == "0006"
     with Session(engine) as s:
         got = [c.owner for c in s.scalars(select(Conversation).order_by(Conversation.id))]
-    assert got == ["ana@example.org", "ana@example.org", "bob", f"{GOOGLE}#1098Ab", None, " "]
+    assert got == ["ana@example.org", "ana@example.org", "cy@example.org", "AbC123", "Bob", f"{GOOGLE}#1098Ab", None, " "]
     engine.dispose()
+
+
+def test_claim_from_moves_a_conversation_from_the_owner_it_names_only(db_url, capsys):
+    """Conversations stored under a bare subject (or an email the provider does not verify) are not
+    given to the ``ISSUER#SUBJECT`` owner by themselves; the operator moves them, naming the owner."""
+    from assistant.store import open_store
+    from cli.main import main
+
+    store = open_store(db_url)
+    conv = store.create("old", owner="1098Ab")
+    subject = f"{GOOGLE}#1098Ab"
+    with pytest.raises(SystemExit, match="already has an owner"):
+        main(["claim", str(conv), "--user", subject, "--db", db_url])
+    with pytest.raises(SystemExit, match="other than eve"):
+        main(["claim", str(conv), "--user", subject, "--from", "eve", "--db", db_url])
+    assert store.conversation(conv, owner="1098Ab").owner == "1098Ab"
+    assert main(["claim", str(conv), "--user", subject, "--from", "1098Ab", "--db", db_url]) == 0
+    assert store.conversation(conv, owner=subject).title == "old"
+    store.close()
+    capsys.readouterr()
