@@ -63,7 +63,9 @@ class Recorder:
 
 @dataclass
 class WriteStats:
-    """How the rows went in: chunks (transactions), the longest one in seconds, per table too."""
+    """How the rows went in: chunks (transactions), the longest one in seconds, per table too. A
+    chunk is timed around ``store.write_rows``, the rows' conversion for the driver (done before
+    the transaction) included: an upper bound on the time it holds the write lock."""
 
     chunks: int = 0
     longest_s: float = 0.0
