@@ -2,9 +2,13 @@
 
 ``need_model.json`` beside this module is the model ``lagmem bench holdout --model-out`` (or
 ``lagmem bench need-train --out``) fitted on the LoCoMo dev conversations; it is versioned by its
-``version`` field and read once per process. The prior is computed once, when a turn is stored
-(``Tx.add_turn`` calls ``prior_for``), from the turn's text and its place among the turns before
-it, and stored with the turn: replays and rebuilt layers read the stored number, never recompute.
+``version`` field and read once per process. The prior is computed once per stored turn, from the
+turn's text and its place among the turns before it, and stored with the turn: replays and rebuilt
+layers read the stored number, never recompute. It is computed before the turn's unit of work
+(:func:`arrive`, from a :class:`Context` read or carried from the last unit of work), so no write
+lock is held for it; ``Tx.add_turn`` uses that :class:`Arrival` only if the conversation is still
+at the clock it was computed for, and computes it again inside otherwise (another tab stored a
+turn in between), so a turn's prior is always the one the turns really before it give.
 
 A chat has no LoCoMo sessions: a new session starts after ``SESSION_GAP`` without a turn (the
 previous turns' ``created_at``), and the position in a session is counted over the last
@@ -17,12 +21,14 @@ import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
 
 from memory.need import ArrivalContext, NeedModel
+
+from .embeddings import unpack_vector
 
 MODEL_FILE = Path(__file__).with_name("need_model.json")
 SESSION_GAP = timedelta(minutes=30)
@@ -36,6 +42,24 @@ class Previous:
     content: str
     created_at: datetime | None = None
     vector: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """The turns stored last (oldest first, at most ``CONTEXT_TURNS``), as of clock ``at``: the
+    conversation's (creation time, step), which names one state of one conversation."""
+
+    at: tuple
+    recent: list[Previous]
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """A new turn's prior computed for clock ``at``, and the context the turn after it will see."""
+
+    at: tuple
+    prior: float
+    after: list[Previous]
 
 
 _model: NeedModel | None = None
@@ -90,3 +114,18 @@ def prior_for(content: str, previous: Sequence[Previous] = (), vector: np.ndarra
             if "?" in p.content and p.vector is not None:
                 ctx.questions.append(p.vector)
     return model.predict(ctx.features(content, vector), vector)
+
+
+def vector_of(embedding: bytes | None, dim: int | None = None) -> np.ndarray | None:
+    """A stored turn's vector as the model reads it (None when the model reads no vectors)."""
+    return unpack_vector(embedding, dim) if embedding and load_model().uses_vectors else None
+
+
+def arrive(context: Context, content: str, now: datetime | None = None, *, embedding: bytes | None = None,
+           embedding_dim: int | None = None, **_row) -> Arrival:
+    """The prior of a turn arriving ``now`` (default: now, UTC) after ``context`` (``_row``: the rest
+    of the turn's row, ignored), and the context after it."""
+    now = now or datetime.now(timezone.utc)
+    vector = vector_of(embedding, embedding_dim)
+    prior = prior_for(content, context.recent, vector, now)
+    return Arrival(context.at, prior, (list(context.recent) + [Previous(content, now, vector)])[-CONTEXT_TURNS:])

@@ -16,6 +16,7 @@ from memory.layer import MemoryLayer
 from memory.tokens import TokenCounter
 from memory.types import MemorySettings
 
+from . import need
 from .importer import Draft, Recorder, WriteStats, write_import
 from .store import MemoryStore, Tx
 
@@ -74,14 +75,15 @@ def _eviction_entry(r) -> dict:
     return d
 
 
-def _apply(tx: Tx, item, counter: TokenCounter, log: ReplayLog, timeline: bool = True) -> None:
-    """One line of the file through the layer; its rows go into ``tx``'s transaction."""
+def _apply(tx: Tx, item, counter: TokenCounter, log: ReplayLog, timeline: bool = True, arrival=None, tokens=None) -> None:
+    """One line of the file through the layer; its rows go into ``tx``'s transaction. ``tokens`` and
+    ``arrival`` (the need prior) may come computed before the unit of work."""
     layer = tx.layer
     if isinstance(item, T.TurnLine):
-        tokens = counter.count(item.content)
+        tokens = counter.count(item.content) if tokens is None else tokens
         # stored as the live chat stores it: every answer names the question it answers
         previous = layer.turn(layer.step).role if layer.step else ""
-        t = tx.add_turn(item.role, item.content, tokens, reply_to=T.answers(item, previous))
+        t = tx.add_turn(item.role, item.content, tokens, arrival=arrival, reply_to=T.answers(item, previous))
         log.turns.append({"turn": t.number, "role": t.role, "tokens": tokens})
         if item.cites:
             log.dropped_cites += tx.cite(list(item.cites), answer_turn=t.number, source="replay").dropped
@@ -178,11 +180,17 @@ def replay(
         return log
     conv_id = store.create(title, settings, owner=owner)
     log.conversation_id = conv_id
-    layer = None
+    layer, context = None, None
     for i, item in enumerate(transcript.items):
+        # before the unit of work (no write lock held for them): the token count, and the need prior
+        # from the context the last unit of work left (used only if the conversation is still there)
+        tokens = arrival = None
+        if isinstance(item, T.TurnLine):
+            tokens = counter.count(item.content)
+            arrival = need.arrive(context, item.content) if context is not None else None
         with store.transaction(conv_id, owner=owner) as tx:
-            _apply(tx, item, counter, log)
-            layer = tx.layer
+            _apply(tx, item, counter, log, arrival=arrival, tokens=tokens)
+            layer, context = tx.layer, tx.context() or context
         if progress:
             progress(i)
     _finish(log, layer or MemoryLayer(settings))

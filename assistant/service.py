@@ -35,6 +35,7 @@ from memory.types import EvictionRecord
 from .answer import (StreamCleaner, about_the_user, answer_cap, answer_notes, cap_text, clean_answer, context_messages,
                      grounded_answer, is_question, statement_reply)
 from .embeddings import pack_vector, unpack_vector
+from . import need
 from .cache import ByteCache
 from .errors import AlreadyAnswered, StorageError
 from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, app_config, find_misses, retrieve
@@ -101,8 +102,12 @@ class ExchangeResult:
 class Exchange:
     """A running exchange: iterate ``stream()`` for the answer's text; then read ``result``."""
 
-    def __init__(self, service: "ChatService", result: ExchangeResult, message: str, vec: np.ndarray, t0: float, owner):
+    def __init__(self, service: "ChatService", result: ExchangeResult, message: str, vec: np.ndarray, t0: float, owner,
+                 *, context=None, budget: int | None = None):
         self.service, self.result, self.message, self.vec, self.t0, self.owner = service, result, message, vec, t0, owner
+        # as the user turn's unit of work left the conversation: the answer's need context (its
+        # prior is then computed without a read) and the budget (the answer's cap); None on a retry
+        self.context, self.budget = context, budget
         self.done = False
 
     def stream(self) -> Iterator[str]:
@@ -146,14 +151,18 @@ class ChatService:
         if len(message) > MAX_MESSAGE_CHARS:
             raise ValueError(f"The message has {len(message):,} characters; the limit is {MAX_MESSAGE_CHARS:,}. Nothing was stored.")
         vec = self._embed(message)
-        tokens = self.counter.count(message)  # before the unit of work: counting may ask the model's server
+        # before the unit of work, so the write lock waits for neither: the token count (it may ask
+        # the model's server) and the need prior (it reads the turns before this one)
+        tokens, row = self.counter.count(message), self._vector_row(vec)
+        arrival = self.store.arrival(conv_id, message, owner=owner, **row)
         with self.store.transaction(conv_id, owner=owner) as tx:
-            t = tx.add_turn("user", message, tokens, **self._vector_row(vec))
+            t = tx.add_turn("user", message, tokens, arrival=arrival, **row)
             evictions = tx.enforce("arrival", t.number)
+            context, budget = tx.context(), tx.layer.settings.budget
         result = ExchangeResult(conv_id, t.number, evictions=list(evictions), model=self.llm.model,
                                 tokens=self.counter.name, tokens_exact=self.counter.exact)
         result.timings["store_user_ms"] = _ms(t0)
-        return Exchange(self, result, message, vec, t0, owner)
+        return Exchange(self, result, message, vec, t0, owner, context=context, budget=budget)
 
     def answer_pending(self, conv_id: int, *, owner: str | None = None, turn: int | None = None) -> Exchange | None:
         """Retry: answer user turn ``turn`` (default: the last turn) if it has no answer yet, or None.
@@ -183,7 +192,7 @@ class ChatService:
         r.offered = list(retrieval.offered)
         misses = find_misses(ex.vec, evicted, retrieval.best_offered_similarity, self.miss_threshold)
 
-        cap = answer_cap(self._budget(r.conversation_id, ex.owner))
+        cap = answer_cap(ex.budget if ex.budget is not None else self._budget(r.conversation_id, ex.owner))
         # the grounded answer is for questions; a statement gets a short chat reply
         question = is_question(ex.message)
         notes = answer_notes(active, retrieval) if question else []
@@ -226,8 +235,13 @@ class ChatService:
 
     def _record(self, ex: Exchange, retrieval: RetrievalResult, misses: list[Miss], answer: str, avec) -> None:
         r = ex.result
-        # before the unit of work: counting may ask the model's server
+        # before the unit of work: counting may ask the model's server; the prior from the context
+        # the user turn's unit of work left (a retry has none: one read)
         tokens, vector = self.counter.count(answer), self._vector_row(avec)
+        if ex.context is not None:
+            arrival = need.arrive(ex.context, answer, **vector)
+        else:
+            arrival = self.store.arrival(r.conversation_id, answer, owner=ex.owner, **vector)
         with self.store.transaction(r.conversation_id, owner=ex.owner) as tx:
             # checked under the conversation's lock (and by a unique key): a user turn gets one
             # answer, so two tabs retrying the same turn store one; the second is refused
@@ -241,7 +255,7 @@ class ChatService:
                     r.evictions += tx.restore(m.turn, kind="auto_restore")
                     r.restored.append(m.turn)
             # every answer names the question it answers (a retry of an earlier one arrives later)
-            t = tx.add_turn("assistant", answer, tokens, model=self.llm.model, reply_to=r.user_turn,
+            t = tx.add_turn("assistant", answer, tokens, arrival=arrival, model=self.llm.model, reply_to=r.user_turn,
                             incomplete=r.cut_at is not None, **vector)
             tx.answer_note(t.number, cut_at=r.cut_at)
             out = tx.cite([(c.turn, c.weight) for c in retrieval.cited], offered=retrieval.offered,

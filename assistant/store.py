@@ -10,11 +10,9 @@ locked (``BEGIN IMMEDIATE`` on SQLite, ``SELECT ... FOR UPDATE`` elsewhere), the
 taken from a cache only if the stored ``version`` says nobody else changed the conversation
 (otherwise rebuilt from the database alone), the layer decides, and the rows it implies are written
 in the same transaction. If anything fails, the transaction rolls back and the cached layer is
-dropped, so the next unit of work rebuilds from what was committed: no half-written state survives.
-An import is the exception to "one transaction": its rows are written in many short ones into a
-*pending* conversation nobody can see, revealed in one short final transaction (or discarded), so
-a large file never holds the write lock for long. With no owner, a store sees owner-less
-conversations only (fail closed).
+dropped, so the next unit of work rebuilds from what was committed: no half-written state survives
+(an import: many short transactions into a *pending* conversation, revealed in one). No owner sees
+owner-less conversations only. Per-turn work (the need prior) is done before the lock: ``arrival``.
 """
 
 from __future__ import annotations
@@ -42,7 +40,6 @@ from storage.repo import NotFound
 from .cache import ByteCache
 from . import need
 from .config import default_url
-from .embeddings import unpack_vector
 from .scope import OwnerScope
 from .store_errors import storage_errors as _storage_errors
 
@@ -67,45 +64,41 @@ def load_layer(s: Session | Connection, conv: Conversation | Row) -> MemoryLayer
 
 def _recent(conn: Connection, conv_id: int) -> list[need.Previous]:
     """The turns stored last (oldest first), as much of them as the need estimator reads."""
-    vectors = need.load_model().uses_vectors
-    return [need.Previous(c, at, unpack_vector(e, d) if vectors and e else None)
-            for c, at, e, d in repo.recent_turns(conn, conv_id, need.CONTEXT_TURNS)]
+    return [need.Previous(c, at, need.vector_of(e, d)) for c, at, e, d in repo.recent_turns(conn, conv_id, need.CONTEXT_TURNS)]
 
 
 @dataclass
 class Tx:
-    """One unit of work on one conversation: layer operations that also write their rows.
-
-    ``conn`` is the transaction's Core connection (an import's ``Recorder`` while it is built);
-    ``conv`` the conversation's row as it was when the unit of work began (change it with ``update``)."""
+    """One unit of work on one conversation: layer operations that also write their rows. ``conn``: its
+    Core connection (an import's ``Recorder``); ``conv``: the row as it began (change it: ``update``)."""
 
     conn: Connection
     conv: Row
     layer: MemoryLayer
     dropped: int = 0
-    # the turns before the next one, for its need prior: read once from the database when the
-    # first turn is added (a new conversation or an import's draft starts with none)
-    recent: list[need.Previous] | None = None
+    recent: list[need.Previous] | None = None  # the next turn's need context, read when first needed
 
     def update(self, **values) -> None:
         """Change the conversation's own columns (title, settings) in this transaction."""
         repo.update_conversation(self.conn, self.conv_id, **values)
 
-    @property
-    def conv_id(self) -> int:
-        return self.conv.id
+    conv_id = property(lambda self: self.conv.id)
 
-    def add_turn(self, role: str, content: str, tokens: int, **row) -> TurnState:
-        """Store a turn; its prior expected need is computed now, once (``assistant/need.py``)."""
-        if self.recent is None:
-            self.recent = _recent(self.conn, self.conv_id)
-        vectors = need.load_model().uses_vectors
-        vec = unpack_vector(row["embedding"], row.get("embedding_dim")) if vectors and row.get("embedding") else None
-        now = utcnow()
-        t = self.layer.add_turn(role, tokens, prior=need.prior_for(content, self.recent, vec, now))
-        self.recent = (self.recent + [need.Previous(content, now, vec)])[-need.CONTEXT_TURNS:]
+    def add_turn(self, role: str, content: str, tokens: int, arrival: need.Arrival | None = None, **row) -> TurnState:
+        """Store a turn with its prior expected need (``assistant/need.py``): ``arrival``'s, computed
+        before the unit of work, if the conversation is still at its clock; else computed now."""
+        if arrival is None or arrival.at != (self.conv.created_at, self.layer.step):
+            if self.recent is None:
+                self.recent = _recent(self.conn, self.conv_id)
+            arrival = need.arrive(need.Context(None, self.recent), content, utcnow(), **row)
+        self.recent = arrival.after
+        t = self.layer.add_turn(role, tokens, prior=arrival.prior)
         repo.insert_turn(self.conn, self.conv_id, t, content, **row)
         return t
+
+    def context(self) -> need.Context | None:
+        """What the next turn's prior reads, if this unit of work knows it (it stored a turn)."""
+        return None if self.recent is None else need.Context((self.conv.created_at, self.layer.step), self.recent)
 
     def answered(self, user_turn: int) -> bool:
         """Has ``user_turn`` an answer? (An answer stores the user turn it answers: ``reply_to``.)"""
@@ -247,10 +240,10 @@ class MemoryStore:
         self._cache.pop(conv_id)
         self.discard_import(conv_id)
 
-    def claim(self, conv_id: int, *, owner: str) -> None:
-        """Give an owner-less conversation (from before sign-in) to ``owner``; ``NotFound`` if it has one."""
+    def claim(self, conv_id: int, *, owner: str, holder: str | None = None) -> None:
+        """Give an owner-less conversation (or ``holder``'s) to ``owner``; ``NotFound`` if it has another."""
         with _storage_errors(), self.engine.begin() as conn:
-            repo.claim_conversation(conn, conv_id, owner)
+            repo.claim_conversation(conn, conv_id, owner, holder)
 
     def any_owned(self) -> bool:
         """Does any conversation have an owner? Then a page without sign-in must refuse to run."""
@@ -282,9 +275,10 @@ class MemoryStore:
             return repo.create_conversation(conn, title, settings, owner=owner, pending=True)
 
     def write_rows(self, table: str, rows: list[dict]) -> None:
-        """One short transaction inserting prepared rows of a pending import."""
+        """One short transaction inserting rows of a pending import (converted before it begins)."""
+        prepared = chunks.prepare_rows(self.engine.dialect, table, rows)
         with _storage_errors(), self.engine.begin() as conn:
-            chunks.insert_rows(conn, table, rows)
+            chunks.insert_prepared(conn, prepared)
 
     def reveal_import(self, conv: Row, layer: MemoryLayer, dropped: int) -> None:
         """The import's one short final transaction: the conversation appears whole."""
@@ -306,6 +300,13 @@ class MemoryStore:
         for conv_id in stale:
             self.discard_import(conv_id)
         return len(stale)
+
+    def arrival(self, conv_id: int, content: str, *, owner: str | None = None, **row) -> need.Arrival:
+        """A new turn's prior, from one read before its unit of work (no write lock held for it)."""
+        with _storage_errors(), self.reader.begin() as conn:
+            conv = repo.conversation_row(conn, conv_id, owner=owner)
+            context = need.Context((conv.created_at, conv.step), _recent(conn, conv_id))
+        return need.arrive(context, content, utcnow(), **row)
 
     # ----- units of work -------------------------------------------------------------------
     @contextmanager

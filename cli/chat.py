@@ -6,6 +6,7 @@ import json
 import sys
 
 from assistant.errors import LLMError
+from cli.users import user_arg
 
 
 def _service(args):
@@ -118,7 +119,7 @@ def register(sub) -> None:
     def common(p):
         p.add_argument("--conversation", type=int, metavar="ID", help="conversation to use (default: the most recent, or a new one)")
         p.add_argument("--db", metavar="URL", help="database URL")
-        p.add_argument("--user", help="act as this user; without it, only owner-less conversations are used")
+        p.add_argument("--user", type=user_arg, help="act as this user; without it, only owner-less conversations are used")
 
     chat = sub.add_parser("chat", help="chat in the terminal, showing citations and evictions after each answer")
     common(chat)

@@ -12,6 +12,7 @@ from bench import loadtest
 from cli import bench as bench_commands
 from cli import chat
 from cli import whatif
+from cli.users import user_arg
 from memory import transcript as T
 
 EPILOG = """settings (environment):
@@ -130,9 +131,9 @@ def cmd_claim(args) -> int:
 
     store = open_store(args.db)
     try:
-        store.claim(args.conversation, owner=args.user)
+        store.claim(args.conversation, owner=args.user, holder=args.holder)
     except NotFound as exc:
-        raise SystemExit(f"lagmem: {exc} (only an owner-less conversation can be claimed)")
+        raise SystemExit(f"lagmem: {exc} (only an owner-less conversation, or one of the owner --from names, can be claimed)")
     finally:
         store.close()
     print(f"conversation {args.conversation} now belongs to {args.user}")
@@ -161,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def db_flags(sp):
         sp.add_argument("--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)")
-        sp.add_argument("--user", help="act as this user; without it, only owner-less conversations are seen and created")
+        sp.add_argument("--user", type=user_arg, help="act as this user; without it, only owner-less conversations are seen and created")
 
     r = sub.add_parser("replay", help="replay a saved conversation through the memory layer and storage",
                        description="Replay a saved conversation (JSONL) through the real memory layer and storage. "
@@ -189,10 +190,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("claim", help="give an owner-less conversation (from before sign-in) to a user",
                        description="Give an owner-less conversation to USER: it becomes private to them. "
-                       "A conversation that already has an owner is never taken.")
+                       "A conversation that already has an owner is taken only with --from naming that owner "
+                       "(say, an unverified email's or a bare subject's, moved to the ISSUER#SUBJECT owner).")
     c.add_argument("conversation", type=int, metavar="CONVERSATION_ID")
     c.add_argument("--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)")
-    c.add_argument("--user", required=True, help="the user who will own it")
+    c.add_argument("--user", type=user_arg, required=True, help="the user who will own it")
+    c.add_argument("--from", dest="holder", metavar="OWNER", help="the owner it has now, exactly as stored (`lagmem list --user OWNER`)")
     c.set_defaults(func=cmd_claim)
 
     ls = sub.add_parser("list", help="list conversations")

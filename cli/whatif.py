@@ -10,6 +10,8 @@ import argparse
 import json
 import sys
 
+from cli.users import user_arg
+
 HINDSIGHT = ("judged with hindsight: a miss is a moment a stored citation (or the miss log) wanted a "
              "turn this setting had evicted; the settings the conversation ran with are favoured, "
              "since its answers could only cite what was in memory then")
@@ -115,6 +117,6 @@ def register(sub) -> argparse.ArgumentParser:
                    metavar="P1,P2", help="also the side-by-side table for these policies (default: all)")
     w.add_argument("--json", action="store_true", help="print one JSON object")
     w.add_argument("--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)")
-    w.add_argument("--user", help="act as this user (conversations are private when sign-in is configured)")
+    w.add_argument("--user", type=user_arg, help="act as this user (conversations are private when sign-in is configured)")
     w.set_defaults(func=cmd_whatif)
     return w

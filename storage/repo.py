@@ -100,15 +100,17 @@ def any_owned(s) -> bool:
     return s.execute(q).first() is not None
 
 
-def claim_conversation(conn, conv_id: int, owner: str) -> None:
-    """Give an owner-less conversation to ``owner``; ``NotFound`` if it does not exist or already
-    has an owner (a claim never takes a conversation from someone)."""
+def claim_conversation(conn, conv_id: int, owner: str, holder: str | None = None) -> None:
+    """Give a conversation that belongs to ``holder`` (default: nobody, an owner-less one) to
+    ``owner``; ``NotFound`` if it does not exist or has another owner (a claim takes a conversation
+    only from the owner it names)."""
     if not owner:
         raise ValueError("a claim needs an owner")
-    result = conn.execute(update(_CONVS).where(_CONVS.c.id == conv_id, _CONVS.c.owner.is_(None), _CONVS.c.pending.is_(False))
-                          .values(owner=owner))
+    held = _CONVS.c.owner.is_(None) if holder is None else _CONVS.c.owner == holder
+    result = conn.execute(update(_CONVS).where(_CONVS.c.id == conv_id, held, _CONVS.c.pending.is_(False)).values(owner=owner))
     if result.rowcount != 1:
-        raise NotFound(f"conversation {conv_id} does not exist or already has an owner")
+        raise NotFound(f"conversation {conv_id} does not exist or already has an owner"
+                       + (f" other than {holder}" if holder is not None else ""))
 
 
 def load_turn_states(s: Session, conv_id: int) -> list[TurnState]:
