@@ -69,6 +69,7 @@ def _tables(path: Path):
 
 def cmd_need_train(args) -> int:
     from bench import need_train
+    from memory.need_models import model_json
 
     convs, tables = _tables(Path(args.data))
     model, rows = need_train.train(tables)
@@ -77,7 +78,7 @@ def cmd_need_train(args) -> int:
     print(need_train.format_rows(rows, need_train.choose(rows)))
     print(need_train.describe(model))
     if args.out:
-        Path(args.out).write_text(json.dumps(model.as_dict(), indent=1) + "\n")
+        Path(args.out).write_text(model_json(model))
         print(f"wrote {args.out}")
     return 0
 
@@ -86,6 +87,7 @@ def cmd_holdout(args) -> int:
     from tqdm import tqdm
 
     from bench import holdout
+    from memory.need_models import model_json
 
     t0 = time.time()
     path = Path(args.data)
@@ -133,7 +135,7 @@ def cmd_holdout(args) -> int:
         print(f"\nfit on all {n} conversations (the shipped defaults): need model {final.model.meta['model']}; "
               f"{_fmt_params(final.params)}")
         if args.model_out:
-            Path(args.model_out).write_text(json.dumps(final.model.as_dict(), indent=1) + "\n")
+            Path(args.model_out).write_text(model_json(final.model))
             print(f"wrote {args.model_out}")
     print(f"time: {time.time() - t0:.0f} s with {args.jobs} worker process(es)")
     if args.json:

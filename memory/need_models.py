@@ -17,6 +17,7 @@ the exported numbers. ``predict`` takes one turn's feature mapping (the arrival 
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -185,6 +186,17 @@ class TreeNeedModel:
         trees = tuple(Tree.from_dict(t, len(names)) for t in d["trees"])
         return cls(names, float(d["init"]), float(d["learning_rate"]), trees, str(d.get("version", "")),
                    dict(d.get("meta", {})))
+
+
+def model_json(model: NeedModel | TreeNeedModel) -> str:
+    """The model file's text: indented JSON, one tree per line (a forest stays a few screens long)."""
+    d = model.as_dict()
+    trees = d.pop("trees", None)
+    text = json.dumps(d, indent=1)
+    if trees is None:
+        return text + "\n"
+    rows = ",\n".join("  " + json.dumps(t, separators=(",", ":")) for t in trees)
+    return text[: -len("\n}")] + ',\n "trees": [\n' + rows + "\n ]\n}\n"
 
 
 def model_from_dict(d: Mapping) -> NeedModel | TreeNeedModel:
