@@ -106,10 +106,12 @@ class Tree:
     right: tuple[int, ...]
     value: tuple[float, ...]
 
-    def leaf(self, x: np.ndarray) -> float:
+    def leaf(self, x32: Sequence[float]) -> float:
+        """The leaf value for one row; ``x32`` holds the features already rounded to float32."""
         node = 0
-        while self.left[node] != -1:
-            node = self.left[node] if np.float32(x[self.feature[node]]) <= self.threshold[node] else self.right[node]
+        left, right, feature, threshold = self.left, self.right, self.feature, self.threshold
+        while left[node] != -1:
+            node = left[node] if x32[feature[node]] <= threshold[node] else right[node]
         return self.value[node]
 
     def leaves(self, X: np.ndarray) -> np.ndarray:
@@ -160,9 +162,10 @@ class TreeNeedModel:
         return any(n.startswith("sim_") for n in self.names)
 
     def raw(self, x: np.ndarray) -> float:
-        z = self.init
+        x32 = np.asarray(x, dtype=np.float64).astype(np.float32).tolist()  # as scikit-learn rounds its input
+        z, rate = self.init, self.learning_rate
         for t in self.trees:  # summed in tree order, as scikit-learn does
-            z += self.learning_rate * t.leaf(x)
+            z += rate * t.leaf(x32)
         return z
 
     def predict(self, features: Mapping[str, float], embedding: np.ndarray | None = None) -> float:
