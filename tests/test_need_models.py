@@ -113,3 +113,16 @@ def test_the_product_computes_a_prior_without_scikit_learn():
             "assert 0 < p < 1; print('sklearn' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_model_file_reads_back_the_same_model_one_tree_per_line():
+    from memory.need_models import model_json
+
+    tables = _tables(seed=3)
+    spec = next(c for c in need_train.CANDIDATES if c["kind"] == "trees")
+    model = need_train.fit(tables[:2], spec)
+    text = model_json(model)
+    assert model_from_dict(json.loads(text)) == model
+    assert sum(1 for line in text.splitlines() if line.lstrip().startswith('{"feature"')) == len(model.trees)
+    logistic = need_train.fit(tables[:2], {"kind": "logistic", "features": "text", "C": 0.03})
+    assert model_from_dict(json.loads(model_json(logistic))) == logistic
