@@ -13,7 +13,7 @@ content words of the last ``NOVELTY_TURNS`` turns). A turn that brings words the
 not used lately is likelier to state a fact a question will ask about than one that reuses them.
 
 The model comes from a small versioned JSON document (``model_from_dict``): a logistic regression
-(``NeedModel``) or small boosted trees (``memory/need_trees.py``), both evaluated here with numpy;
+or small boosted trees, both evaluated with numpy (``memory/need_models.py``, re-exported here);
 loading the file is the application's job (``assistant/need.py``).
 """
 
