@@ -11,8 +11,12 @@ at the clock it was computed for, and computes it again inside otherwise (anothe
 turn in between), so a turn's prior is always the one the turns really before it give.
 
 A chat has no LoCoMo sessions: a new session starts after ``SESSION_GAP`` without a turn (the
-previous turns' ``created_at``), and the position in a session is counted over the last
-``CONTEXT_TURNS`` turns at most (the longest LoCoMo sessions are about that long).
+previous turns' ``created_at``). The estimator reads the last ``CONTEXT_TURNS`` turns: the words
+they used (a turn's novelty, ``memory.need.NOVELTY_TURNS``) and the position in the session,
+counted over them at most (the longest LoCoMo sessions are about half as long).
+
+The file holds either kind of model (``memory.need_models``: logistic regression or boosted trees);
+both are evaluated with numpy, so the product never imports scikit-learn.
 """
 
 from __future__ import annotations
@@ -22,17 +26,19 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
-from memory.need import ArrivalContext, NeedModel
+from memory.need import NOVELTY_TURNS, ArrivalContext, content_words, model_from_dict
+from memory.need_models import NeedModel, TreeNeedModel
 
 from .embeddings import unpack_vector
 
 MODEL_FILE = Path(__file__).with_name("need_model.json")
 SESSION_GAP = timedelta(minutes=30)
-CONTEXT_TURNS = 40
+CONTEXT_TURNS = NOVELTY_TURNS
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,10 @@ class Previous:
     created_at: datetime | None = None
     vector: np.ndarray | None = None
 
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """Its content words (computed once: a transaction keeps its recent turns across turns)."""
+        return content_words(self.content)
 
 @dataclass(frozen=True)
 class Context:
@@ -62,11 +72,12 @@ class Arrival:
     after: list[Previous]
 
 
-_model: NeedModel | None = None
+Model = NeedModel | TreeNeedModel
+_model: Model | None = None
 _lock = threading.Lock()
 
 
-def load_model(path: Path | str | None = None) -> NeedModel:
+def load_model(path: Path | str | None = None) -> Model:
     """The shipped model (cached), or the one at ``path``; a bad file is a clear error."""
     global _model
     if path is not None:
@@ -78,9 +89,9 @@ def load_model(path: Path | str | None = None) -> NeedModel:
     return _model
 
 
-def _read(path: Path) -> NeedModel:
+def _read(path: Path) -> Model:
     try:
-        return NeedModel.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        return model_from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"cannot read the need model {path}: {exc}") from exc
 
@@ -94,12 +105,13 @@ def _same_session(a: datetime | None, b: datetime | None) -> bool:
 
 
 def prior_for(content: str, previous: Sequence[Previous] = (), vector: np.ndarray | None = None,
-              now: datetime | None = None, model: NeedModel | None = None) -> float:
+              now: datetime | None = None, model: Model | None = None) -> float:
     """The expected need of a turn arriving now after ``previous`` (oldest first).
 
     The arrival context is set directly from the previous turns (what ``ArrivalContext`` would
     hold after seeing them one by one: the turns since the last gap, the last turn, the recent
-    questions' vectors), so storing a turn does not re-read the text of the 40 before it."""
+    questions' vectors, the recent turns' words); a ``Previous`` computes its words once, so a
+    transaction that stores many turns does not re-read the same texts for each."""
     model = model or load_model()
     previous = list(previous)[-CONTEXT_TURNS:]
     ctx = ArrivalContext()
@@ -113,6 +125,7 @@ def prior_for(content: str, previous: Sequence[Previous] = (), vector: np.ndarra
         for p in previous:
             if "?" in p.content and p.vector is not None:
                 ctx.questions.append(p.vector)
+            ctx.recent_words.append(p.words)
     return model.predict(ctx.features(content, vector), vector)
 
 

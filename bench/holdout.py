@@ -3,7 +3,8 @@ the others, score on the one left out, pool the held-out questions.
 
 Per fold (one conversation held out; the others are the training set):
 
-1. the need estimator is chosen and fitted on the training conversations (``need_train.train``);
+1. the need estimator (its kind, features and regularisation) is chosen and fitted on the training
+   conversations (``need_train.train``);
    to tune the policy, each training conversation gets priors from a model fitted on the *other*
    training conversations (cross-fitting), so the tuning sees priors as good as they will be on a
    conversation the model never saw, not better;
@@ -47,7 +48,7 @@ START = {"need_weight": 2.5, "need": 1.0, "need_size_power": 0.5, "prior_decay":
          "decay": 0.999, "density": 1.0, "lag": 4}
 GRID = {
     "need_weight": (1.0, 2.5, 6.0),
-    "need": (0.0, 1.0, 2.0),
+    "need": (0.0, 1.0, 2.0, 3.0),
     "need_size_power": (0.0, 0.5, 1.0),
     "prior_decay": (0.99, 0.995, 1.0),
     "background": (0.5, 1.0),
@@ -120,7 +121,7 @@ def fit(data: str, train: Sequence[int], tables: Sequence, mapper: Callable, bud
     train = tuple(train)
     model, rows = need_train.train([tables[i] for i in train])
     pick = need_train.choose(rows)
-    crossed = need_train.cross_fit([tables[i] for i in train], pick["feature_set"], pick["C"])
+    crossed = need_train.cross_fit([tables[i] for i in train], pick["spec"])
     priors = [p.tolist() for p in crossed]
     cache: dict[tuple, float] = {}
     trail: list = []

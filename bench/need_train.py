@@ -1,72 +1,115 @@
 """Training and validating the need estimator on LoCoMo evidence labels (``lagmem bench need-train``).
 
-The model is a logistic regression (scikit-learn) of "some question will need this turn" on the
-causal features of ``memory/need.py``. What is chosen (the feature set and the regularisation
-``C``) is chosen by leave-one-conversation-out log loss *within the conversations it is given*, so
-the holdout protocol can call ``train`` on its training conversations alone. Feature sets compared:
+The label of a turn is "some question of its conversation names it as evidence"; the inputs are the
+causal features of ``memory/need.py``. ``CANDIDATES`` are the models compared, in order of
+richness:
 
-* ``text``: the turn's text and its place (words, question, numbers, dates, names, position in
-  session, after a question); needs no embedding, so every path that stores a turn can compute it;
-* ``text+sim``: plus similarity to the previous turn and to recent questions (embeddings);
-* ``text+emb``: plus the 384-d embedding itself (one coefficient per dimension).
+* logistic regression (scikit-learn, standardised features) on ``text`` (the turn's text and its
+  place: words, question, numbers, dates, names, position in session, after a question) or on
+  ``text+novelty`` (plus how many of its content words the last 80 turns did not use);
+* gradient-boosted trees (scikit-learn's ``GradientBoostingClassifier``, shallow, few) on
+  ``text+novelty``, exported node by node to the JSON the product evaluates with numpy
+  (``memory.need_models.TreeNeedModel``).
 
-A richer set must beat a simpler one by ``SIMPLER_BY`` in log loss to be chosen. A gradient-boosted
-model was tried too (LOO AUC 0.811 against 0.807 on the dev file); not worth shipping a tree file.
+The choice is made by leave-one-conversation-out log loss *within the conversations given* (the
+simplest candidate within ``SIMPLER_BY`` of the best), so the holdout protocol can call ``train``
+on its training conversations alone. Log loss, not AUC alone, because ``measured`` uses the prior's
+size (``p / mean p``), not only its order. None of the candidates reads embeddings.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from memory.need import FEATURES, NeedModel
+from memory.need import FEATURES
+from memory.need_models import NeedModel, Tree, TreeNeedModel
 from . import need_data
 from .locomo import Conversation
 from .need_data import TurnTable
 
+NOVELTY = ("log_new_words", "frac_new")
 SIMILARITY = ("sim_prev", "sim_recent_question")
 FEATURE_SETS = {
-    "text": tuple(n for n in FEATURES if n not in SIMILARITY),
-    "text+sim": FEATURES,
-    "text+emb": FEATURES,
+    "text": tuple(n for n in FEATURES if n not in SIMILARITY + NOVELTY),
+    "text+novelty": tuple(n for n in FEATURES if n not in SIMILARITY),
 }
-CS = (0.03, 0.3)
-SIMPLER_BY = 0.002  # log loss a richer feature set must gain to be chosen
-VERSION = "need-1"
+CANDIDATES = (
+    {"kind": "logistic", "features": "text", "C": 0.03},
+    {"kind": "logistic", "features": "text", "C": 0.3},
+    {"kind": "logistic", "features": "text+novelty", "C": 0.03},
+    {"kind": "logistic", "features": "text+novelty", "C": 0.3},
+    {"kind": "trees", "features": "text+novelty", "depth": 2, "trees": 100, "rate": 0.05},
+    {"kind": "trees", "features": "text+novelty", "depth": 3, "trees": 60, "rate": 0.05},
+)
+SUBSAMPLE = 0.8  # each tree sees this share of the turns (seeded: the fit is deterministic)
+SIMPLER_BY = 0.002  # log loss a richer candidate must gain to be chosen
+VERSION = "need-2"
 
 
-def fit(tables: Sequence[TurnTable], feature_set: str = "text", C: float = 0.1, meta: dict | None = None) -> NeedModel:
+def label(spec: dict) -> str:
+    if spec["kind"] == "logistic":
+        return f"logistic {spec['features']} C={spec['C']}"
+    return f"trees {spec['features']} depth {spec['depth']} x{spec['trees']} rate {spec['rate']}"
+
+
+def _stack(tables: Sequence[TurnTable], names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    cols = [FEATURES.index(n) for n in names]
+    return np.vstack([t.X[:, cols] for t in tables]), np.concatenate([t.y for t in tables])
+
+
+def fit(tables: Sequence[TurnTable], spec: dict, meta: dict | None = None) -> NeedModel | TreeNeedModel:
+    names = FEATURE_SETS[spec["features"]]
+    X, y = _stack(tables, names)
+    meta = {"model": label(spec), **spec, "feature_set": spec["features"], "trained_on": [t.sample_id for t in tables],
+            "turns": int(len(y)), "evidence_rate": float(y.mean()), **(meta or {})}
+    if spec["kind"] == "logistic":
+        return _logistic(X, y, names, spec["C"], meta)
+    return _trees(X, y, names, spec, meta)
+
+
+def _logistic(X, y, names, C: float, meta: dict) -> NeedModel:
     from sklearn.linear_model import LogisticRegression
 
-    names = FEATURE_SETS[feature_set]
-    cols = [FEATURES.index(n) for n in names]
-    X = np.vstack([t.X[:, cols] for t in tables])
-    y = np.concatenate([t.y for t in tables])
     mean = X.mean(0)
     scale = X.std(0)
     scale[scale == 0] = 1.0
-    Z = (X - mean) / scale
-    emb = feature_set == "text+emb"
-    if emb:
-        Z = np.hstack([Z, np.vstack([t.E for t in tables])])
-    m = LogisticRegression(C=C, max_iter=5000).fit(Z, y)
-    coef = m.coef_[0]
-    return NeedModel(
-        names, tuple(mean.tolist()), tuple(scale.tolist()), tuple(coef[: len(names)].tolist()),
-        float(m.intercept_[0]), tuple(coef[len(names):].tolist()) if emb else (), VERSION,
-        {"feature_set": feature_set, "C": C, "trained_on": [t.sample_id for t in tables],
-         "turns": int(len(y)), "evidence_rate": float(y.mean()), **(meta or {})},
-    )
+    m = LogisticRegression(C=C, max_iter=5000).fit((X - mean) / scale, y)
+    return NeedModel(names, tuple(mean.tolist()), tuple(scale.tolist()), tuple(m.coef_[0].tolist()),
+                     float(m.intercept_[0]), (), VERSION, meta)
 
 
-def predict(model: NeedModel, table: TurnTable) -> np.ndarray:
-    """The model's prior for every turn of a conversation (vectorised ``NeedModel.predict``)."""
+def boosted(spec: dict):
+    """The scikit-learn estimator a ``trees`` candidate fits (the tests compare against it)."""
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    return GradientBoostingClassifier(n_estimators=spec["trees"], max_depth=spec["depth"], learning_rate=spec["rate"],
+                                      subsample=SUBSAMPLE, random_state=0)
+
+
+def export_trees(m, names: Sequence[str], meta: dict | None = None) -> TreeNeedModel:
+    """A fitted ``GradientBoostingClassifier`` (binary, prior init) as a ``TreeNeedModel``."""
+    prior = float(m.init_.class_prior_[1])
+    trees = []
+    for est in m.estimators_[:, 0]:
+        t = est.tree_
+        trees.append(Tree(tuple(int(f) for f in t.feature), tuple(float(v) for v in t.threshold),
+                          tuple(int(c) for c in t.children_left), tuple(int(c) for c in t.children_right),
+                          tuple(float(v) for v in t.value[:, 0, 0])))
+    return TreeNeedModel(tuple(names), math.log(prior / (1.0 - prior)), float(m.learning_rate), tuple(trees),
+                         VERSION, dict(meta or {}))
+
+
+def _trees(X, y, names, spec: dict, meta: dict) -> TreeNeedModel:
+    return export_trees(boosted(spec).fit(X, y), names, meta)
+
+
+def predict(model, table: TurnTable) -> np.ndarray:
+    """The model's prior for every turn of a conversation (vectorised ``model.predict``)."""
     cols = [FEATURES.index(n) for n in model.names]
-    z = model.intercept + ((table.X[:, cols] - np.array(model.mean)) / np.array(model.scale)) @ np.array(model.coef)
-    if model.embedding_coef:
-        z = z + table.E @ np.array(model.embedding_coef)
-    return 1.0 / (1.0 + np.exp(-z))
+    return model.predict_many(table.X[:, cols], table.E)
 
 
 def scores(y: np.ndarray, p: np.ndarray) -> dict:
@@ -78,62 +121,65 @@ def scores(y: np.ndarray, p: np.ndarray) -> dict:
             "mean_p_other": float(p[y == 0].mean()) if (y == 0).sum() else None}
 
 
-def cross_fit(tables: Sequence[TurnTable], feature_set: str, C: float) -> list[np.ndarray]:
+def cross_fit(tables: Sequence[TurnTable], spec: dict) -> list[np.ndarray]:
     """Each conversation's priors from a model fitted on the others (leave one out)."""
     out = []
     for i, t in enumerate(tables):
         rest = [u for j, u in enumerate(tables) if j != i]
-        out.append(predict(fit(rest, feature_set, C), t))
+        out.append(predict(fit(rest, spec), t))
     return out
 
 
 def validate(tables: Sequence[TurnTable]) -> list[dict]:
-    """LOO figures (pooled over the held-out conversations) for every feature set and ``C``."""
+    """LOO figures (pooled over the held-out conversations) for every candidate."""
     rows = []
     y = np.concatenate([t.y for t in tables])
-    for fs in FEATURE_SETS:
-        for C in CS:
-            held = cross_fit(tables, fs, C)
-            p = np.concatenate(held)
-            per = [scores(t.y, q)["auc"] for t, q in zip(tables, held)]
-            rows.append({"feature_set": fs, "C": C, **scores(y, p), "auc_per_conversation": per})
+    for spec in CANDIDATES:
+        held = cross_fit(tables, spec)
+        p = np.concatenate(held)
+        per = [scores(t.y, q)["auc"] for t, q in zip(tables, held)]
+        rows.append({"spec": dict(spec), "model": label(spec), **scores(y, p), "auc_per_conversation": per})
     return rows
 
 
 def choose(rows: Sequence[dict]) -> dict:
-    """The simplest feature set within ``SIMPLER_BY`` of the best log loss; its best ``C``."""
+    """The first candidate (in order of richness) within ``SIMPLER_BY`` of the best log loss."""
     best = min(r["log_loss"] for r in rows)
-    for fs in FEATURE_SETS:  # in order of richness
-        mine = [r for r in rows if r["feature_set"] == fs]
-        top = min(mine, key=lambda r: r["log_loss"])
-        if top["log_loss"] <= best + SIMPLER_BY:
-            return top
-    raise AssertionError("unreachable")
+    return next(r for r in rows if r["log_loss"] <= best + SIMPLER_BY)
 
 
-def train(tables: Sequence[TurnTable]) -> tuple[NeedModel, list[dict]]:
+def train(tables: Sequence[TurnTable]) -> tuple[NeedModel | TreeNeedModel, list[dict]]:
     """Choose by LOO within ``tables``, then fit the chosen model on all of them."""
     if len(tables) < 2:
         raise ValueError("the need estimator needs at least two conversations to choose by leave-one-out")
     rows = validate(tables)
     pick = choose(rows)
-    model = fit(tables, pick["feature_set"], pick["C"], {"validation": {k: pick[k] for k in ("auc", "log_loss")}})
+    model = fit(tables, pick["spec"], {"validation": {k: pick[k] for k in ("auc", "log_loss")}})
     return model, rows
 
 
 def format_rows(rows: Sequence[dict], pick: dict | None = None) -> str:
-    lines = [f"{'features':<9} {'C':>5}  {'auc':>6}  {'log_loss':>8}  {'p|evid':>6}  {'p|other':>7}  auc per held-out conversation"]
+    width = max(len(r["model"]) for r in rows)
+    lines = [f"{'model':<{width}}  {'auc':>6}  {'log_loss':>8}  {'p|evid':>6}  {'p|other':>7}  auc per held-out conversation"]
     for r in rows:
-        mark = "  <- chosen" if pick is not None and r["feature_set"] == pick["feature_set"] and r["C"] == pick["C"] else ""
+        mark = "  <- chosen" if pick is not None and r["model"] == pick["model"] else ""
         per = " ".join(f"{a:.3f}" for a in r["auc_per_conversation"])
-        lines.append(f"{r['feature_set']:<9} {r['C']:>5}  {r['auc']:.3f}  {r['log_loss']:>8.4f}  "
+        lines.append(f"{r['model']:<{width}}  {r['auc']:.3f}  {r['log_loss']:>8.4f}  "
                      f"{r['mean_p_evidence']:.3f}  {r['mean_p_other']:>7.3f}  {per}{mark}")
     return "\n".join(lines)
 
 
+def describe(model) -> str:
+    """What was fitted, in one line (coefficients for a logistic model, the size of a forest)."""
+    if isinstance(model, NeedModel):
+        return "coefficients (standardised): " + ", ".join(f"{n} {c:+.2f}" for n, c in zip(model.names, model.coef))
+    nodes = sum(len(t.value) for t in model.trees)
+    return f"{len(model.trees)} trees, {nodes} nodes, learning rate {model.learning_rate}, on {', '.join(model.names)}"
+
+
 def priors(conv: Conversation, model) -> list[float]:
-    """Each turn's prior from ``model`` (a ``NeedModel``), as the app computes it at arrival;
-    embeddings are computed (or read from the cache) only when the model reads them."""
+    """Each turn's prior from ``model``, as the app computes it at arrival; embeddings are computed
+    (or read from the cache) only when the model reads them."""
     emb = need_data.embeddings(conv) if model.uses_vectors else np.zeros((len(conv.turns), 1), dtype=np.float32)
     return predict(model, need_data.table(conv, emb)).tolist()
 

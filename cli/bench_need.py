@@ -44,7 +44,8 @@ def add_parsers(sub, default_data: str, ints) -> None:
         help="train the need estimator on LoCoMo evidence labels; print leave-one-out validation",
         description=(
             "Compute each turn's arrival features (and MiniLM embedding, cached in a temp dir), compare "
-            "feature sets and regularisation by leave-one-conversation-out log loss and AUC, fit the "
+            "the candidate models (logistic regressions, boosted trees) by leave-one-conversation-out "
+            "log loss and AUC, fit the "
             "chosen model on all conversations and (with --out) write it as the versioned JSON file the "
             "app loads (assistant/need_model.json)."
         ),
@@ -68,15 +69,16 @@ def _tables(path: Path):
 
 def cmd_need_train(args) -> int:
     from bench import need_train
+    from memory.need_models import model_json
 
     convs, tables = _tables(Path(args.data))
     model, rows = need_train.train(tables)
     print(f"need estimator: {len(convs)} conversations, {sum(len(t.y) for t in tables)} turns, "
           f"evidence rate {model.meta['evidence_rate']:.3f}; leave-one-conversation-out:")
     print(need_train.format_rows(rows, need_train.choose(rows)))
-    print("coefficients (standardised): " + ", ".join(f"{n} {c:+.2f}" for n, c in zip(model.names, model.coef)))
+    print(need_train.describe(model))
     if args.out:
-        Path(args.out).write_text(json.dumps(model.as_dict(), indent=1) + "\n")
+        Path(args.out).write_text(model_json(model))
         print(f"wrote {args.out}")
     return 0
 
@@ -85,6 +87,7 @@ def cmd_holdout(args) -> int:
     from tqdm import tqdm
 
     from bench import holdout
+    from memory.need_models import model_json
 
     t0 = time.time()
     path = Path(args.data)
@@ -124,15 +127,15 @@ def cmd_holdout(args) -> int:
           f"{','.join(map(str, args.tune_seeds))} for tuning; words tokens)")
     for held in folds:
         f = fitted[held]
-        print(f"  held out {convs[held].sample_id}: need model {f.model.meta['feature_set']} C={f.model.meta['C']}; "
+        print(f"  held out {convs[held].sample_id}: need model {f.model.meta['model']}; "
               f"tuned {_fmt_params(f.params)}")
     print()
     print(holdout.format_pooled(pooled))
     if final is not None:
-        print(f"\nfit on all {n} conversations (the shipped defaults): need model {final.model.meta['feature_set']} "
-              f"C={final.model.meta['C']}; {_fmt_params(final.params)}")
+        print(f"\nfit on all {n} conversations (the shipped defaults): need model {final.model.meta['model']}; "
+              f"{_fmt_params(final.params)}")
         if args.model_out:
-            Path(args.model_out).write_text(json.dumps(final.model.as_dict(), indent=1) + "\n")
+            Path(args.model_out).write_text(model_json(final.model))
             print(f"wrote {args.model_out}")
     print(f"time: {time.time() - t0:.0f} s with {args.jobs} worker process(es)")
     if args.json:

@@ -8,9 +8,13 @@ dates are needed more). The prior is computed once, when the turn arrives, from 
 (nothing about later turns), and handed to the layer as a number: the layer never sees text.
 
 ``ArrivalContext`` keeps the little a conversation must remember to compute the features of the
-next turn (position in the session, the previous turn, the recent questions' embeddings). The
-model is a logistic regression whose coefficients come from a small versioned JSON document
-(``NeedModel.from_dict``); loading the file is the application's job (``assistant/need.py``).
+next turn (position in the session, the previous turn, the recent questions' embeddings, the
+content words of the last ``NOVELTY_TURNS`` turns). A turn that brings words the conversation has
+not used lately is likelier to state a fact a question will ask about than one that reuses them.
+
+The model comes from a small versioned JSON document (``model_from_dict``): a logistic regression
+or small boosted trees, both evaluated with numpy (``memory/need_models.py``, re-exported here);
+loading the file is the application's job (``assistant/need.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from . import need_models
+from .need_models import NeedModel, TreeNeedModel, model_from_dict
+
+__all__ = ["ArrivalContext", "FEATURES", "NeedModel", "TreeNeedModel", "content_words", "model_from_dict",
+           "text_features", "vector"]
 
 MONTHS = ("january february march april may june july august september october november december "
           "jan feb mar apr jun jul aug sep sept oct nov dec")
@@ -35,12 +45,22 @@ _PHOTO = "[shares photo:"
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our)\b")
 
 RECENT_QUESTIONS = 4  # questions remembered for the similarity feature
+NOVELTY_TURNS = 80  # a word is new when none of this many previous turns used it
+# words too common in chat to say anything new (lower case; words of 1-2 letters never count)
+STOPWORDS = frozenset("""
+a an the and or but if of to in on at for with from by about as is are was were be been being am do does
+did have has had i me my mine we us our you your yours he him his she her they them their it its this that
+these those there here what when where who how why which so just really too very not no yes yeah oh wow hey
+hi thanks thank lol haha can could would should will shall may might must up out over more most much many
+some any all one get got go going gonna like love good great nice awesome amazing sounds sound that's it's
+i'm i've you're that’s it’s i’m don't didn't can't know think feel feeling felt make made
+time things thing lot also well""".split())
 
 # Feature names, in the order of the vector ``features`` returns (the model file names them too).
 FEATURES = (
     "log_words", "question", "number", "year", "date_words", "names", "photo", "first_person",
     "exclaim", "session_index_0", "session_index_1", "log_session_index", "after_question",
-    "sim_prev", "sim_recent_question", "log_prev_words",
+    "sim_prev", "sim_recent_question", "log_prev_words", "log_new_words", "frac_new",
 )
 
 
@@ -70,6 +90,11 @@ def text_features(text: str) -> dict[str, float]:
     }
 
 
+def content_words(text: str) -> frozenset[str]:
+    """The turn's words that can carry news: lower-cased, three letters or more, not stopwords."""
+    return frozenset(w for w in (m.lower() for m in _WORD.findall(text)) if len(w) > 2 and w not in STOPWORDS)
+
+
 def _cos(a: np.ndarray | None, b: np.ndarray | None) -> float:
     if a is None or b is None:
         return 0.0
@@ -86,6 +111,7 @@ class ArrivalContext:
     prev_text: str | None = None
     prev_vector: np.ndarray | None = None
     questions: deque = field(default_factory=lambda: deque(maxlen=RECENT_QUESTIONS))
+    recent_words: deque = field(default_factory=lambda: deque(maxlen=NOVELTY_TURNS))
 
     def features(self, text: str, vector: np.ndarray | None = None, new_session: bool = False) -> dict[str, float]:
         """The features of a turn arriving now; then remember it (call once per turn, in order)."""
@@ -101,6 +127,11 @@ class ArrivalContext:
         f["log_prev_words"] = math.log1p(len(_WORD.findall(prev))) if prev is not None else 0.0
         f["sim_prev"] = _cos(vector, self.prev_vector)
         f["sim_recent_question"] = max((_cos(vector, q) for q in self.questions), default=0.0)
+        words = content_words(text)
+        new = len(words.difference(*self.recent_words)) if self.recent_words else len(words)
+        f["log_new_words"] = math.log1p(new)
+        f["frac_new"] = new / len(words) if words else 0.0
+        self.recent_words.append(words)
         self.session_index = i + 1
         self.prev_text, self.prev_vector = text, vector
         if "?" in text and vector is not None:
@@ -109,58 +140,4 @@ class ArrivalContext:
 
 
 def vector(features: Mapping[str, float], names: Sequence[str] = FEATURES) -> np.ndarray:
-    return np.array([float(features.get(n, 0.0)) for n in names], dtype=np.float64)
-
-
-@dataclass(frozen=True)
-class NeedModel:
-    """Logistic regression on standardised features (and optionally the turn's embedding).
-
-    ``p = sigmoid(intercept + sum_k coef_k * (x_k - mean_k) / scale_k + embedding . embedding_coef)``.
-    ``version`` names the file's format and training run; ``meta`` holds how it was trained.
-    """
-
-    names: tuple[str, ...]
-    mean: tuple[float, ...]
-    scale: tuple[float, ...]
-    coef: tuple[float, ...]
-    intercept: float
-    embedding_coef: tuple[float, ...] = ()
-    version: str = ""
-    meta: dict = field(default_factory=dict, compare=False)
-
-    @property
-    def uses_vectors(self) -> bool:
-        """Whether the model reads embeddings (the similarity features or the vector itself)."""
-        return bool(self.embedding_coef) or any(n.startswith("sim_") for n in self.names)
-
-    def predict(self, features: Mapping[str, float], embedding: np.ndarray | None = None) -> float:
-        x = (vector(features, self.names) - np.array(self.mean)) / np.array(self.scale)
-        z = self.intercept + float(np.dot(x, np.array(self.coef)))
-        if self.embedding_coef and embedding is not None:
-            z += float(np.dot(np.asarray(embedding, dtype=np.float64), np.array(self.embedding_coef)))
-        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
-
-    def as_dict(self) -> dict:
-        return {
-            "format": "lagmem-need-model/1",
-            "version": self.version,
-            "names": list(self.names),
-            "mean": list(self.mean),
-            "scale": list(self.scale),
-            "coef": list(self.coef),
-            "intercept": self.intercept,
-            "embedding_coef": list(self.embedding_coef),
-            "meta": self.meta,
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "NeedModel":
-        if d.get("format") != "lagmem-need-model/1":
-            raise ValueError(f"not a lagmem need model (format {d.get('format')!r}, expected 'lagmem-need-model/1')")
-        names = tuple(d["names"])
-        if not (len(names) == len(d["mean"]) == len(d["scale"]) == len(d["coef"])):
-            raise ValueError("need model: names, mean, scale and coef must have the same length")
-        return cls(names, tuple(map(float, d["mean"])), tuple(float(s) or 1.0 for s in d["scale"]),
-                   tuple(map(float, d["coef"])), float(d["intercept"]), tuple(map(float, d.get("embedding_coef", ()))),
-                   str(d.get("version", "")), dict(d.get("meta", {})))
+    return need_models.vector(features, names)

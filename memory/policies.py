@@ -177,7 +177,7 @@ class Measured(Policy):
     confirm: float = 6.0
     verdict_cut: float = 4.0
     verdict_prior: float = 0.0
-    need_weight: float = 1.0
+    need_weight: float = 2.5
     need: float = 1.0
     need_size_power: float = 0.5
     citations: float = 1.0

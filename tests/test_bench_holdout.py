@@ -7,6 +7,7 @@ import pytest
 from bench import holdout, need_data
 from bench.fakes import HashEmbedder
 from bench.protocol import QuestionResult
+from memory.need_models import model_from_dict
 from cli import bench as bench_cli
 
 
@@ -75,6 +76,7 @@ def test_holdout_command_fits_on_the_others_only(tmp_path, monkeypatch):
     assert {"measured", "fifo", "lru", "accumulate", "window", "oracle", "measured: prior alone"} <= policies
     for counts in res["wins_ties_losses"].values():
         assert sum(counts.values()) == 3 * 2  # folds x budgets x noises
-    assert json.loads(model.read_text())["format"] == "lagmem-need-model/1"
+    shipped = model_from_dict(json.loads(model.read_text()))  # either kind of model, as the app reads it
+    assert shipped.meta["trained_on"] == res["final"]["need_model"]["meta"]["trained_on"]
     # the cache lives where it was told to, never in the repository
     assert list((tmp_path / "cache").glob("emb-*.npy"))

@@ -42,10 +42,10 @@ def test_saved_conversation_matches_its_timeline(name, lagmem_replay):
 
 def test_pins_keep_a_turn_until_unpinned(lagmem_replay):
     memory = lagmem_replay(CONVERSATIONS / "pins.jsonl", snapshot=False)
-    assert all(memory.kept(1, at_step=s) for s in range(1, 9))
-    assert memory.kept(1) and not memory.evicted(1)
-    assert memory.evicted(2, at_step=6) and memory.evicted(4, at_step=6) and not memory.evicted(2, at_step=5)
-    assert memory.evicted_at(3) == [12]
+    assert all(memory.kept(1, at_step=s) for s in range(1, 9))  # pinned from step 2 to step 8
+    assert memory.evicted_at(1) == [12]  # unpinned, it competes like any other turn
+    assert memory.evicted(4, at_step=6) and memory.evicted(2, at_step=7) and not memory.evicted(2, at_step=6)
+    assert memory.kept(3) and memory.kept(9)
     assert memory.active_tokens <= memory.budget == 60
 
 
@@ -94,7 +94,7 @@ def test_a_changed_memory_fails_with_a_readable_diff(tmp_path):
         check_snapshot(replay(path, budget=45))
     text = str(exc.value)
     assert "setting budget: 45 (expected 60)" in text
-    assert "turn 2: evicted at step 4 (expected at step 6)" in text  # read off the two timelines
+    assert "turn 2: evicted at step 4 (expected at step 7)" in text  # read off the two timelines
     assert "first step whose memory differs" in text
 
 
@@ -107,7 +107,7 @@ def _pytest(args: list[str], cwd: Path, extra_path: str = "") -> subprocess.Comp
 USER_TEST = '''
 def test_trip(lagmem_replay):
     memory = lagmem_replay("conversations/pins.jsonl")
-    assert memory.kept(1)
+    assert memory.kept(9)
     assert memory.active_tokens <= memory.budget
 '''
 
@@ -132,7 +132,7 @@ def test_plugin_update_then_check_then_diff(tmp_path):
     saved.write_text(saved.read_text().replace('"budget": 60', '"budget": 45'))
     changed = _pytest(["-p", "assistant.pytest_plugin"], project)
     assert changed.returncode == 1
-    assert "differs from pins.timeline.json" in changed.stdout and "turn 2: evicted at step 4 (expected at step 6)" in changed.stdout
+    assert "differs from pins.timeline.json" in changed.stdout and "turn 2: evicted at step 4 (expected at step 7)" in changed.stdout
 
 
 def test_the_pytest11_entry_point_loads_the_plugin(tmp_path):
