@@ -176,7 +176,7 @@ class Measured(Policy):
     background: float = 1.0
     confirm: float = 6.0
     verdict_cut: float = 4.0
-    verdict_prior: float = 0.0
+    verdict_prior: float = 1.0
     need_weight: float = 1.0
     need: float = 1.0
     need_size_power: float = 0.5
@@ -210,27 +210,33 @@ class Measured(Policy):
         if not n:
             return np.zeros(0)
         decay, lag = self.decay, evidence.lag
-        settled, ratio, judged = evidence.measure_many(numbers, now, decay, self.wrong_weight, turn_at)
+        settled, belief, judged, seen = evidence.measure_many(numbers, now, decay, self.wrong_weight, turn_at)
         ages = now - arrived
         table = powers(decay, now)
         confirm = self.confirm if lag else 0.0
         if confirm:
-            verdict = np.where(judged, confirm * ratio * table[np.maximum(ages - lag, 0)], 0.0)
+            verdict = np.where(judged, confirm * belief * table[np.maximum(ages - lag, 0)], 0.0)
         else:
             verdict = np.zeros(n)
-        s = self._excess(settled, verdict, ages)
+        # steps since the turn was last shown needed: the end of its lag window, or its last
+        # settled cite by an answer that stood (a conversation that keeps coming back to a turn
+        # keeps its verdict fresh)
+        quiet = np.maximum(now - np.maximum(seen, arrived + lag), 0)
+        s = self._excess(settled, verdict, ages, quiet)
         if self.citations != 1.0:
             s = self.citations * s
         trust = None
         if self.verdict_prior and lag:
-            # the lag window's verdict updates the prior: a turn whose early cites all came from
-            # wrong answers is likely chatter, one never cited yet keeps its prior whole
+            # the lag window's verdict updates the prior: a turn one of whose early cites came from
+            # a wrong answer is likely chatter; one never cited yet keeps its prior whole (its
+            # confirmation may still come after its lag window)
             vp = self.verdict_prior
-            trust = np.where(judged, (1.0 - vp) + vp * ratio, 1.0)
+            trust = np.where(judged, (1.0 - vp) + vp * belief, 1.0)
         return self._per_token(s, tokens, ages, now, evidence.priors(numbers), trust)
 
-    def _excess(self, settled: np.ndarray, verdict: np.ndarray, ages: np.ndarray) -> np.ndarray:
-        """Settled evidence and verdict above the background rate measured over the candidates."""
+    def _excess(self, settled: np.ndarray, verdict: np.ndarray, ages: np.ndarray, quiet: np.ndarray) -> np.ndarray:
+        """Settled evidence and verdict above the background rate measured over the candidates:
+        settled evidence against the turn's age, the verdict against its ``quiet`` steps."""
         background = self.background
         if not background:
             return settled + verdict
@@ -243,7 +249,7 @@ class Measured(Policy):
         u = np.where(u > 0.0, u, 0.0)
         vcut = cut * self.verdict_cut
         if vcut:
-            v = verdict - vcut * ages
+            v = verdict - vcut * quiet
             verdict = np.where(verdict != 0.0, np.where(v > 0.0, v, 0.0), verdict)
         return u + verdict
 
@@ -353,6 +359,7 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
         "background": ParamSpec(float, 0.0, 1000.0),
         "confirm": ParamSpec(float, 0.0, 1000.0),
         "verdict_cut": ParamSpec(float, 0.0, 1000.0),
+        "verdict_prior": ParamSpec(float, 0.0, 1.0),
     },
 }
 
