@@ -21,9 +21,9 @@ equal at 4 decimals). Finally the same fit on *all* conversations gives the ship
 
 A coordinate move is taken only when it gains more than ``MIN_GAIN`` mean recall on the training
 set, so a setting the data cannot tell apart (on LoCoMo: the lag) stays at its start value.
-Constants outside ``GRID`` (wrong_weight, confirm, verdict_cut, verdict_prior; prior and
-size_power, which only turns without a learned prior use) keep the values set before this protocol
-existed: they were tuned on the four dev conversations and the synthetic traces, in-sample. The
+Constants outside ``GRID`` (wrong_weight, confirm, verdict_cut, verdict_prior, which act only at
+lag > 0; prior and size_power, which only turns without a learned prior use) keep values set
+outside this protocol, on the four dev conversations and the synthetic traces: in-sample. The
 grids and the start point were also drawn up after looking at those conversations.
 """
 
@@ -64,8 +64,8 @@ ABLATIONS = {
     "citations alone": {"need_weight": 0.0, "prior": 0.0},
     "other lag": {},  # the tuned lag swapped: 4 if it is 0, else 0 (``held_out_specs``)
 }
-# a reference, not a contender: measured as it shipped before this protocol (size prior only, its
-# constants tuned in-sample on the dev conversations, lag 4)
+# a reference, not a contender: the constants measured shipped with before this protocol (size
+# prior only, tuned in-sample on the dev conversations, lag 4), under today's formula
 BEFORE = {NO_PRIORS: True, "prior": 0.4, "size_power": 1.5, "prior_decay": 0.99, "background": 0.5, "lag": 4}
 BOOTSTRAP = 1000
 
