@@ -60,12 +60,13 @@ class _Mirror:
     """The fold cache of ``Evidence`` for one key ``(decay, wrong, lag)``, as arrays by turn number.
 
     ``measure`` caches per turn the fold of its closed blocks (``total`` as of block ``last``), the
-    lag window's verdict and how many cites are folded; the cites after those are in the open block
-    (the one ``now`` is in) and are added one by one. This mirror holds, per turn, the same cached
-    numbers: ``total`` and ``base = (last + 1) * BLOCK`` (``total`` = 0 when nothing is folded), the
-    verdict ratio ``good / total`` and the end of the lag window. A decision then evaluates, for all
-    candidates at once, ``total * decay ** (now - base)`` plus the open block's cites (taken from
-    ``Evidence._recent``, in log order), which is the float computation ``measure`` does.
+    lag window's verdict, the step of the last settled cite that counted and how many cites are
+    folded; the cites after those are in the open block (the one ``now`` is in) and are added one by
+    one. This mirror holds, per turn, the same cached numbers: ``total`` and ``base = (last + 1) *
+    BLOCK`` (``total`` = 0 when nothing is folded), the verdict's ``belief``, ``seen`` and the end of
+    the lag window. A decision then evaluates, for all candidates at once, ``total * decay ** (now -
+    base)`` plus the open block's cites (taken from ``Evidence._recent``, in log order), which is the
+    float computation ``measure`` does.
 
     ``stale`` marks turns the mirror may not describe: never measured, feedback on an answer that
     cited them, a cite inside their lag window, cites in a block that has closed since (their fold
@@ -75,15 +76,16 @@ class _Mirror:
     measured now.
     """
 
-    __slots__ = ("key", "total", "base", "ratio", "judged", "end", "stale", "position")
+    __slots__ = ("key", "total", "base", "belief", "judged", "end", "seen", "stale", "position")
 
     def __init__(self, key: tuple):
         self.key = key
         self.total = np.zeros(0)
         self.base = np.zeros(0, dtype=np.int64)
-        self.ratio = np.zeros(0)  # provisional good / total (0 when the lag window got no cites)
+        self.belief = np.zeros(0)  # the lag window's verdict (0 when it got no cites)
         self.judged = np.zeros(0, dtype=bool)  # the lag window got cites (total > 0)
         self.end = np.zeros(0, dtype=np.int64)  # first step after the lag window
+        self.seen = np.zeros(0, dtype=np.int64)  # step of the last folded settled cite that counted (0: none)
         self.stale = np.ones(0, dtype=bool)
         self.position = np.zeros(0, dtype=np.int64)
 
@@ -93,7 +95,7 @@ class _Mirror:
         if size <= have:
             return
         grow = max(size, 2 * have) - have
-        for name in ("total", "base", "ratio", "judged", "end", "position"):
+        for name in ("total", "base", "belief", "judged", "end", "seen", "position"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate((old, np.zeros(grow, dtype=old.dtype))))
         self.stale = np.concatenate((self.stale, np.ones(grow, dtype=bool)))
@@ -101,18 +103,19 @@ class _Mirror:
     def mirror(self, t: TurnState, memo: tuple | None, cited: int) -> None:
         """Copy ``measure``'s cache of one turn, if it has one for this key (else it stays stale)."""
         if cited == 0:  # no evidence at all: settled 0, no verdict
-            total, base, ptot, pgood = 0.0, 0, 0.0, 0.0
+            total, base, ptot, belief, seen = 0.0, 0, 0.0, 0.0, 0
         elif memo is not None and memo[0] == self.key:
-            _, total, last, _, ptot, pgood = memo
+            _, total, last, _, ptot, belief, seen = memo
             total, base = (total, (last + 1) * BLOCK) if last >= 0 else (0.0, 0)
         else:
             return
         n = t.number
         self.total[n] = total
         self.base[n] = base
-        self.ratio[n] = pgood / ptot if ptot > 0 else 0.0
+        self.belief[n] = belief if ptot > 0 else 0.0
         self.judged[n] = ptot > 0
         self.end[n] = t.arrived + self.key[2]
+        self.seen[n] = seen
         self.stale[n] = False
 
     def mark(self, turn: int) -> None:
@@ -211,8 +214,21 @@ class Evidence:
             return c.weight
         return c.weight * self.correctness(c.answer_turn, wrong)
 
-    def measure(self, t: TurnState, now: int, decay: float, wrong: float = 0.0) -> tuple[float, float, float]:
-        """(settled, provisional total weight, provisional correct weight) for ``t`` at ``now``.
+    def _belief(self, c: Citation, wrong: float) -> float:
+        """The factor one lag-window cite puts on the verdict: its answer's correctness, to the power
+        of the cite's weight (an unsure cite moves the belief less)."""
+        if c.answer_turn is None:
+            return 1.0
+        value = self.correctness(c.answer_turn, wrong)
+        return value if c.weight == 1.0 else value ** c.weight
+
+    def measure(self, t: TurnState, now: int, decay: float, wrong: float = 0.0) -> tuple[float, float, float, int]:
+        """(settled, provisional total weight, belief, seen) for ``t`` at ``now``.
+
+        ``belief`` is the lag window's verdict: the product over its cites of their answers'
+        correctness (1 when every answer stood; a single answer judged wrong takes it to
+        ``wrong_weight``; meaningful only when the total weight is > 0). ``seen`` is the step of the
+        last settled cite that counted (value > 0: its answer was not judged wholly wrong), 0 if none.
 
         Work is bounded by the evidence of the last ``BLOCK`` steps plus blocks closed since the
         last call: the fold of closed blocks (and the lag window's verdict, fixed once computed)
@@ -220,27 +236,27 @@ class Evidence:
         """
         cites = self._by_turn.get(t.number)
         if not cites:
-            return 0.0, 0.0, 0.0
+            return 0.0, 0.0, 1.0, 0
         key = (decay, wrong, self._lag)
         memo = self._fold.get(t.number)
         n = len(cites)
         if memo is not None and memo[0] == key and memo[3] == n:
             # fast path: every citation is already folded into closed blocks (the common case)
-            _, total, last, _, ptot, pgood = memo
-            return (total * decay ** (now - (last + 1) * BLOCK) if last >= 0 else 0.0), ptot, pgood
+            _, total, last, _, ptot, belief, seen = memo
+            return (total * decay ** (now - (last + 1) * BLOCK) if last >= 0 else 0.0), ptot, belief, seen
         if memo is not None and memo[0] == key:
-            _, total, last, i, ptot, pgood = memo
+            _, total, last, i, ptot, belief, seen = memo
         else:
             end = t.arrived + self._lag
             i = 0
-            ptot = pgood = 0.0
+            ptot, belief, seen = 0.0, 1.0, 0
             while i < n and cites[i].step < end:
                 c = cites[i]
                 ptot += c.weight
-                pgood += self._value(c, wrong)
+                belief *= self._belief(c, wrong)
                 i += 1
             if i == n and now < end:  # the lag window is still open: do not cache its verdict
-                return 0.0, ptot, pgood
+                return 0.0, ptot, belief, 0
             total, last = 0.0, -1
         closed = now // BLOCK  # blocks with index < closed are closed (their end <= now)
         start = i
@@ -252,25 +268,32 @@ class Evidence:
             part = 0.0
             while i < n and cites[i].step < stop:
                 c = cites[i]
-                part += self._value(c, wrong) * decay ** (stop - c.step)
+                value = self._value(c, wrong)
+                if value > 0.0:
+                    seen = c.step
+                part += value * decay ** (stop - c.step)
                 i += 1
             total = total * decay ** ((b - last) * BLOCK) + part if last >= 0 else part
             last = b
         if memo is None or i != start or memo[0] != key:
-            self._fold[t.number] = (key, total, last, i, ptot, pgood)
+            self._fold[t.number] = (key, total, last, i, ptot, belief, seen)
         out = total * decay ** (now - (last + 1) * BLOCK) if last >= 0 else 0.0
         for j in range(i, n):
             c = cites[j]
-            out += self._value(c, wrong) * decay ** (now - c.step)
-        return out, ptot, pgood
+            value = self._value(c, wrong)
+            if value > 0.0:
+                seen = c.step
+            out += value * decay ** (now - c.step)
+        return out, ptot, belief, seen
 
     def measure_many(
         self, numbers: np.ndarray, now: int, decay: float, wrong: float, turn_at: Callable[[int], TurnState]
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``measure`` for many turns at once: (settled, verdict ratio, judged) arrays.
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``measure`` for many turns at once: (settled, belief, judged, seen) arrays.
 
-        ``numbers`` are the turns' numbers, ``turn_at(k)`` the k-th turn. ``ratio[k]`` is the lag
-        window's correct / total weight (0 when ``judged[k]`` is false: no cites in the window).
+        ``numbers`` are the turns' numbers, ``turn_at(k)`` the k-th turn. ``belief[k]`` is the lag
+        window's verdict (0 when ``judged[k]`` is false: no cites in the window), ``seen[k]`` the
+        step of the turn's last settled cite that counted (0: none).
         Bit for bit what ``measure`` gives: for turns the mirror describes, the same products of
         the same numbers, summed in the same order (the folded total first, then the open block's
         cites in log order); the rest (``_Mirror.stale``) go through ``measure`` itself.
@@ -285,17 +308,18 @@ class Evidence:
         table = powers(decay, now)
         stale = mirror.stale[numbers].nonzero()[0].tolist()
         settled = mirror.total[numbers] * table[now - mirror.base[numbers]]
-        if recent and not self._add_open_block(mirror, numbers, settled, now, table, wrong):
+        seen = mirror.seen[numbers]
+        if recent and not self._add_open_block(mirror, numbers, settled, seen, now, table, wrong):
             stale = list(range(len(numbers)))  # a turn asked for twice: measure them one by one
-        ratio = mirror.ratio[numbers]
+        belief = mirror.belief[numbers]
         judged = mirror.judged[numbers]
         for k in stale:
             t = turn_at(k)
-            settled[k], ptot, pgood = self.measure(t, now, decay, wrong)
-            ratio[k] = pgood / ptot if ptot > 0 else 0.0
+            settled[k], ptot, b, seen[k] = self.measure(t, now, decay, wrong)
+            belief[k] = b if ptot > 0 else 0.0
             judged[k] = ptot > 0
             mirror.mirror(t, self._fold.get(t.number), len(self._by_turn.get(t.number, ())))
-        return settled, ratio, judged
+        return settled, belief, judged, seen
 
     def _close_blocks(self, now: int) -> None:
         """Drop the cites of blocks closed by ``now`` from ``_recent``: their turns' folds must grow."""
@@ -310,9 +334,10 @@ class Evidence:
                     self._mirror.mark(c.turn)
             del recent[:cut]
 
-    def _add_open_block(self, mirror: _Mirror, numbers: np.ndarray, settled: np.ndarray, now: int,
-                        table: np.ndarray, wrong: float) -> bool:
-        """Add to ``settled`` the open block's cites of the (non-stale) turns in ``numbers``.
+    def _add_open_block(self, mirror: _Mirror, numbers: np.ndarray, settled: np.ndarray, seen: np.ndarray,
+                        now: int, table: np.ndarray, wrong: float) -> bool:
+        """Add to ``settled`` the open block's cites of the (non-stale) turns in ``numbers``, and
+        move ``seen`` to the last of them that counted.
 
         ``_recent`` now holds exactly the open block's cites (``_close_blocks``). A cite counts for
         a turn measured now, that the mirror describes, after its lag window (window cites are in
@@ -339,5 +364,8 @@ class Evidence:
                 else c.weight * credit(feedback[c.answer_turn], wrong)
                 for c in map(recent.__getitem__, pick.tolist())
             ]
-            np.add.at(settled, k[pick], np.array(values) * table[now - steps[pick]])
+            values = np.array(values)
+            np.add.at(settled, k[pick], values * table[now - steps[pick]])
+            counted = values > 0.0
+            np.maximum.at(seen, k[pick][counted], steps[pick][counted])
         return True

@@ -1,9 +1,8 @@
 """Eviction policies: small objects that *measure* importance when a decision is made.
 
 A policy gets the candidate turns (active, unprotected, unpinned), the evidence (the raw citation
-log and the correctness signals) and ``now``; it returns one importance per candidate. It keeps no
-state between decisions and deletes nothing: the layer evicts the lowest first (ties: older turn).
-Higher importance means "keep".
+log and the correctness signals) and ``now``; it returns one importance per candidate (higher means
+"keep"). It keeps no state between decisions and deletes nothing: the layer evicts the lowest first.
 """
 
 from __future__ import annotations
@@ -112,42 +111,43 @@ class Measured(Policy):
     is *settled* evidence of far-apart reuse::
 
         settled    = sum over cites after the lag window of weight * correctness * decay ** (now - step)
-        verdict    = (correctness-weighted weight / weight) of the cites inside the lag window
-        smoothed   = confirm * verdict * decay ** (now - end of lag window)   (0 when uncited then)
+        belief     = product over the cites inside the lag window of correctness ** weight
+        smoothed   = confirm * belief * decay ** (now - end of lag window)   (0 when uncited then)
+        quiet      = now - (step of the last settled cite with correctness > 0, else end of lag window)
         rate       = sum of settled / sum of ages, over the candidates, now
         excess     = max(0, settled - background * rate * age)
-                   + max(0, smoothed - verdict_cut * background * rate * age)
+                   + max(0, smoothed - verdict_cut * background * rate * quiet)
         prior      = prior * size ** size_power * prior_decay ** age          (no learned prior)
                    = need_weight * (p / mean p) ** need * size ** need_size_power * prior_decay ** age
                                                   (the turn has a learned prior p, TurnState.prior)
-        trust      = 1 - verdict_prior + verdict_prior * verdict   (1 when the lag window got no cites)
+        trust      = 1 - verdict_prior + verdict_prior * belief   (1 when the lag window got no cites)
         importance = (citations * excess + trust * prior) / size ** density
 
-    * ``correctness`` is 1, or ``wrong_weight`` when feedback said the citing answer was wrong: the
-      paper's demonstrated utility.
-    * The lag window's evidence is smoothed into one verdict, not summed: a burst of cites right
-      after arrival (habitual or polluted) counts once, and only as much as the answers that made
-      it turned out right. A turn stated once and used correctly at once carries one full unit.
+    * ``correctness`` is 1, or ``wrong_weight`` when feedback said the citing answer was wrong, in
+      between for a partly right one (``evidence.credit``): the paper's demonstrated utility.
+    * Citations are evidence *about* a turn's need, not units of it. The lag window's cites give one
+      ``belief`` that the turn is one the conversation comes back to: the likelihood that every
+      answer leaning on it stood. A burst of cites after arrival counts once; one answer judged
+      wrong is evidence against the turn (x ``wrong_weight``) that right ones do not outweigh.
+      ``trust`` carries the belief to the prior: a turn a wrong answer leaned on early loses
+      ``verdict_prior`` of it (likely chatter); one not cited yet keeps it all, so its
+      confirmation may come after the lag window.
     * ``rate`` is the candidates' mean settled utility per step of age, measured now: what a turn
       earns by merely sitting in memory (noisy or habitual cites). Only the excess over
       ``background`` x that share counts, so a turn that has been cited because it was always there
       does not entrench itself (the accumulate failure when cites are polluted).
-    * The verdict goes stale at ``verdict_cut`` x that same measured rate per step of age, and the
-      rate is measured from settled evidence only. So the verdict's shelf life is set by the log:
-      where turns rarely get cited after their lag window (sharp, far-apart reuse: a fact stated,
-      confirmed, and needed again 40-200 steps later) the rate is small and a confirmed fact keeps
-      its verdict for as long as such reuse takes; where in-memory turns keep getting cited (noisy
-      retrieval) the rate is high and a verdict earned by a noisy cite at arrival expires fast.
-      The verdict is kept out of the rate on purpose: pooled into it, confirmed facts would be
-      erased by age after ~100 steps and settled reuse cut away by the verdicts' own weight.
+    * The verdict goes stale at ``verdict_cut`` x that same measured rate per ``quiet`` step: a
+      step since the turn was last shown needed (a settled cite by an answer that stood, or its lag
+      window's end). So a turn the conversation keeps coming back to keeps its verdict, and the
+      shelf life is set by the log: where turns rarely get cited after their lag window (sharp,
+      far-apart reuse: a fact stated, confirmed, needed again 40-200 steps later) the rate is small
+      and a confirmed fact keeps its verdict as long as such reuse takes; where in-memory turns keep
+      getting cited (noisy retrieval) the rate is high and a verdict from a noisy cite expires fast.
+      The verdict is kept out of the rate (pooled in, it would cut settled reuse by its own weight).
     * ``size`` is the turn's tokens over the candidates' mean (scale-free: any tokenizer or unit).
       The *prior* is the evidence a turn carries by arriving, fading with age. On LoCoMo a long turn
       is likelier to be needed even per token, hence ``size_power`` > 1.
     * ``density`` makes importance value per token (knapsack order): a budget is spent in tokens.
-    * ``trust`` is the Bayesian side of the verdict: citations are evidence about a turn's need, not
-      only units of it. A turn whose lag-window cites all came from answers that turned out wrong
-      is likely chatter and loses ``verdict_prior`` of its prior; one not cited yet keeps it all (its
-      confirmation may come after the lag window), one cited by right answers keeps it too.
     * ``citations`` weighs what the citations say against the prior (0: the prior alone, an
       ablation the holdout benchmark reports).
     * ``p`` is the need estimator's prior (``TurnState.prior``: the probability, from the turn's
@@ -161,10 +161,11 @@ class Measured(Policy):
 
     ``need_weight``, ``need``, ``need_size_power``, ``prior_decay``, ``background`` and the lag are
     what ``lagmem bench holdout`` selects (fitted on all dev conversations for the shipped values;
-    its held-out figures are the protocol's). The other constants were tuned earlier on the four
-    LoCoMo dev conversations and the synthetic traces: in-sample. With lag 0 there is no lag window, and
-    with decay = prior_decay = 1, background = size_power = density = 0 (uniform weights) the prior
-    is one constant added to every turn, so this ranks exactly like ``accumulate``.
+    its held-out figures are the protocol's). The others were set on the four LoCoMo dev
+    conversations and the synthetic traces' seeds 0-4: in-sample (the lag-window terms, ``confirm``,
+    ``verdict_cut``, ``verdict_prior``, ``wrong_weight``, act only at lag > 0). At lag 0, with decay
+    = prior_decay = 1, background = size_power = density = 0 (uniform weights) the prior is one
+    constant added to every turn, so this ranks exactly like ``accumulate``.
     """
 
     decay: float = 0.999
@@ -176,7 +177,7 @@ class Measured(Policy):
     background: float = 1.0
     confirm: float = 6.0
     verdict_cut: float = 4.0
-    verdict_prior: float = 0.0
+    verdict_prior: float = 1.0
     need_weight: float = 2.5
     need: float = 1.0
     need_size_power: float = 0.5
@@ -210,27 +211,29 @@ class Measured(Policy):
         if not n:
             return np.zeros(0)
         decay, lag = self.decay, evidence.lag
-        settled, ratio, judged = evidence.measure_many(numbers, now, decay, self.wrong_weight, turn_at)
+        settled, belief, judged, seen = evidence.measure_many(numbers, now, decay, self.wrong_weight, turn_at)
         ages = now - arrived
         table = powers(decay, now)
         confirm = self.confirm if lag else 0.0
         if confirm:
-            verdict = np.where(judged, confirm * ratio * table[np.maximum(ages - lag, 0)], 0.0)
+            verdict = np.where(judged, confirm * belief * table[np.maximum(ages - lag, 0)], 0.0)
         else:
             verdict = np.zeros(n)
-        s = self._excess(settled, verdict, ages)
+        # steps since last shown needed (last settled cite that counted, or the lag window's end)
+        quiet = np.maximum(now - np.maximum(seen, arrived + lag), 0)
+        s = self._excess(settled, verdict, ages, quiet)
         if self.citations != 1.0:
             s = self.citations * s
         trust = None
         if self.verdict_prior and lag:
-            # the lag window's verdict updates the prior: a turn whose early cites all came from
-            # wrong answers is likely chatter, one never cited yet keeps its prior whole
+            # the lag window's belief updates the prior; a turn never cited yet keeps it whole
             vp = self.verdict_prior
-            trust = np.where(judged, (1.0 - vp) + vp * ratio, 1.0)
+            trust = np.where(judged, (1.0 - vp) + vp * belief, 1.0)
         return self._per_token(s, tokens, ages, now, evidence.priors(numbers), trust)
 
-    def _excess(self, settled: np.ndarray, verdict: np.ndarray, ages: np.ndarray) -> np.ndarray:
-        """Settled evidence and verdict above the background rate measured over the candidates."""
+    def _excess(self, settled: np.ndarray, verdict: np.ndarray, ages: np.ndarray, quiet: np.ndarray) -> np.ndarray:
+        """Settled evidence and verdict above the background rate measured over the candidates:
+        settled evidence against the turn's age, the verdict against its ``quiet`` steps."""
         background = self.background
         if not background:
             return settled + verdict
@@ -243,7 +246,7 @@ class Measured(Policy):
         u = np.where(u > 0.0, u, 0.0)
         vcut = cut * self.verdict_cut
         if vcut:
-            v = verdict - vcut * ages
+            v = verdict - vcut * quiet
             verdict = np.where(verdict != 0.0, np.where(v > 0.0, v, 0.0), verdict)
         return u + verdict
 
@@ -333,10 +336,9 @@ class ParamSpec:
     high: float
 
 
-# Declared ranges of every policy's parameters. Checked before a policy is built, so a saved file
-# or a sidebar cannot hand the policy a string, a bool, a NaN or a 4,300-digit integer (which
-# ``x ** k`` would then spend an hour on). A parameter a policy accepts but this table does not
-# name still has to be a finite number within +-PARAM_LIMIT.
+# Declared ranges of every policy's parameters, checked before a policy is built: a saved file or a
+# sidebar cannot hand it a string, a bool, a NaN or a 4,300-digit integer (``x ** k`` would spend
+# an hour on it). A parameter not named here must still be a finite number within +-PARAM_LIMIT.
 PARAM_LIMIT = 1e6
 PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
     "fifo": {},
@@ -353,6 +355,7 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
         "background": ParamSpec(float, 0.0, 1000.0),
         "confirm": ParamSpec(float, 0.0, 1000.0),
         "verdict_cut": ParamSpec(float, 0.0, 1000.0),
+        "verdict_prior": ParamSpec(float, 0.0, 1.0),
     },
 }
 

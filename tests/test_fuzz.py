@@ -215,7 +215,7 @@ def test_fake_cite_markers_and_foreign_ids_create_no_evidence(store, counter, en
 BAD_NUMBER = st.one_of(st.integers(-10**5000, 10**5000), st.integers(-3, 3), st.floats(allow_nan=True, allow_infinity=True),
                     st.sampled_from([2.0, 0.5, 1e308, -0.0, True, None, "0.9", [0.9], {"x": 1}]), st.text(max_size=5))
 PARAM_NAMES = ["decay", "wrong_weight", "prior", "prior_decay", "size_power", "density", "background", "confirm",
-               "verdict_cut", "window", "lag", "surprise"]
+               "verdict_cut", "verdict_prior", "window", "lag", "surprise"]
 policy_header = st.fixed_dictionaries(
     {"lagmem": st.just(1), "policy": st.sampled_from(["measured", "window", "accumulate", "lru", "fifo"]),
      "policy_params": st.dictionaries(st.sampled_from(PARAM_NAMES), BAD_NUMBER, max_size=3)},

@@ -27,14 +27,18 @@ class TurnByTurn(Measured):
             return []
         decay, wrong, lag = self.decay, self.wrong_weight, evidence.lag
         n = len(candidates)
-        settled, verdict, ages = [0.0] * n, [0.0] * n, [0] * n
+        settled, verdict, ages, quiet, trust = [0.0] * n, [0.0] * n, [0] * n, [0] * n, [1.0] * n
         confirm = self.confirm if lag else 0.0
+        vp = self.verdict_prior if lag else 0.0
         for k, t in enumerate(candidates):
-            u, total, good = evidence.measure(t, now, decay, wrong)
+            u, total, belief, seen = evidence.measure(t, now, decay, wrong)
             settled[k] = u
             age = ages[k] = now - t.arrived
+            quiet[k] = max(0, now - max(seen, t.arrived + lag))
             if confirm and total > 0:
-                verdict[k] = confirm * (good / total) * decay ** max(0, age - lag)
+                verdict[k] = confirm * belief * decay ** max(0, age - lag)
+            if vp and total > 0:
+                trust[k] = (1.0 - vp) + vp * belief
         background = self.background
         cut = vcut = 0.0
         if background:
@@ -52,13 +56,13 @@ class TurnByTurn(Measured):
                 u = u - cut * age
                 u = u if u > 0.0 else 0.0
                 if vcut and v:
-                    v = v - vcut * age
+                    v = v - vcut * quiet[k]
                     v = v if v > 0.0 else 0.0
             s = u + v
             size = max(t.tokens, 1) / mean if sized else 1.0
             if self.prior:
                 fade = self.prior_decay ** age if self.prior_decay != 1.0 else 1.0
-                s += self.prior * (size ** self.size_power if self.size_power else 1.0) * fade
+                s += self.prior * (size ** self.size_power if self.size_power else 1.0) * trust[k] * fade
             if self.density:
                 s /= size ** self.density
             out[k] = s
@@ -68,6 +72,7 @@ class TurnByTurn(Measured):
 KNOBS = [
     {},
     dict(decay=0.95, background=2.0, wrong_weight=0.3),
+    dict(verdict_prior=0.5, wrong_weight=0.2, confirm=3.0),
     dict(size_power=0.0, density=0.5, prior_decay=1.0),
     dict(prior=0.0, verdict_cut=0.0, density=0.0),
     dict(decay=1.0, prior_decay=1.0, size_power=0.0, density=0.0, background=0.0),
@@ -92,7 +97,7 @@ def test_vectorised_measured_equals_the_turn_by_turn_loop(seed):
             out = [lay.add_turn("user", tokens).number, lay.cite(cites, answer_turn=answer)]
             try:
                 if roll < 0.1:
-                    lay.feedback(random.Random(step).randint(0, step), -1.0 if roll < 0.06 else 1.0)
+                    lay.feedback(random.Random(step).randint(0, step), -1.0 if roll < 0.04 else -0.5 if roll < 0.06 else 1.0)
                 elif roll < 0.13:
                     out.append(lay.pin(target))
                 elif roll < 0.16:
