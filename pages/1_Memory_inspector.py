@@ -2,9 +2,11 @@
 
 Live: a small ``st.fragment`` reads the conversation's version every few seconds (a sidebar switch
 pauses it) and redraws the page only when it moved, so an answer arriving in another tab shows up
-here while an idle page reads one row. Long conversations are paged: the turn table and the
-eviction history show one page each (newest last / newest first), so a draw costs one page of
-widgets plus one linear pass over the stored rows. Every control (pin checkbox, pin/unpin/restore
+here while an idle page reads one row. Long conversations are paged in SQL: a draw reads one page
+of the turn table (newest last), one page of the eviction history (newest first), one turn in full,
+the memory itself and the newest misses and citations (``page_view``), and the token chart reads
+only the steps since its last read (``timeline``). So a draw costs what the page shows and what
+changed, not the conversation's length. Every control (pin checkbox, pin/unpin/restore
 buttons) writes in a callback; the table is always rebuilt from the database, never from the
 editor's own output, and its key carries the conversation's version and the page so a stale edit
 never lingers.
@@ -23,7 +25,8 @@ from assistant.ui.actions import restore, set_pin
 from assistant.ui.loading import progress, store as open_store
 from assistant.ui.over_budget import over_budget_text
 from assistant.ui.signin import require_sign_in
-from assistant.ui.view_cache import current_view, derived
+from assistant.ui.page_view import inspector_view, pinned_flags
+from assistant.ui.view_cache import current_view, derived, timeline_for
 from assistant.ui.text import md_text
 from assistant.ui import whatif_panel
 
@@ -40,6 +43,7 @@ conv_id = st.session_state["conv_id"]  # picked in the sidebar by app.py, which 
 if str(st.query_params.get("turn", "")).isdigit():  # the chat's "open it in the inspector" link
     st.session_state["detail_turn"] = int(st.query_params["turn"])
     del st.query_params["turn"]
+TURNS_KEY, HISTORY_KEY = f"turns_page-{conv_id}", f"history_page-{conv_id}"  # the pagers' session state
 live = st.sidebar.toggle("Live updates", value=True, key="inspector_live",
                          help=f"Refresh this page every {REFRESH_SECONDS:g} s; switch off to pause while you read.")
 
@@ -95,7 +99,7 @@ def apply_pin_edits() -> bool:
         numbers = st.session_state.get(f"numbers-{key}")
         edits = (st.session_state.get(key) or {}).get("edited_rows", {})
         if numbers and edits:
-            pinned_now = {t.number: t.pinned for t in store.layer(conv_id).turns()}
+            pinned_now = pinned_flags(store, conv_id, numbers)
             for number, want in V.pin_changes(edits, numbers, pinned_now):
                 set_pin(store, conv_id, number, want)
                 changed = True
@@ -104,18 +108,15 @@ def apply_pin_edits() -> bool:
     return changed
 
 
-def turn_details(view: V.MemoryView) -> None:
+def turn_details(view) -> None:
     """One turn in full, picked by its number (a box, not a list of every turn: it costs the same
-    at 10 turns and at 100,000)."""
-    last = view.turns[-1].seq
-    default = st.session_state.get("detail_turn")
-    if default not in view.by_number:
-        default = last
-    st.session_state["detail_pick"] = default  # follows the chat's links and the last pick
+    at 10 turns and at 100,000). The page read it in full (``view.detail``; default the last)."""
+    last = view.last_turn
+    st.session_state["detail_pick"] = view.detail or last  # follows the chat's links and the last pick
     number = st.number_input("Show a turn in full (its number)", min_value=1, max_value=last, step=1, key="detail_pick",
                              on_change=lambda: st.session_state.update(detail_turn=st.session_state["detail_pick"]))
     number = int(number)
-    if number not in view.by_number:
+    if number != view.detail:
         st.caption(f"There is no turn #{number}.")
         return
     st.session_state["detail_turn"] = number
@@ -137,14 +138,23 @@ def turn_details(view: V.MemoryView) -> None:
         st.text(V.why_forgotten(view, number))
 
 
-def pager(label: str, key: str, total: int, size: int, *, newest_last: bool) -> tuple[int, int]:
-    """A page picker when ``total`` rows need more than one page; returns the page's [start, stop).
-    Opens on the newest rows: the last page of the turns, the first of the newest-first history."""
+def page_span(key: str, total: int, size: int, *, newest_last: bool) -> tuple[int, int]:
+    """The [start, stop) of the page picked under ``key`` (settling its default: the newest rows,
+    the last page of the turns, the first of the newest-first history), without drawing."""
     pages = V.page_count(total, size)
     if pages == 1:
         return 0, total
     if key not in st.session_state or not 1 <= st.session_state[key] <= pages:
         st.session_state[key] = pages if newest_last else 1
+    return V.page_bounds(total, size, int(st.session_state[key]))
+
+
+def pager(label: str, key: str, total: int, size: int, *, newest_last: bool) -> tuple[int, int]:
+    """A page picker when ``total`` rows need more than one page; returns the page's [start, stop)."""
+    pages = V.page_count(total, size)
+    if pages == 1:
+        return 0, total
+    page_span(key, total, size, newest_last=newest_last)
     page = st.number_input(f"{label} (of {pages:,}, {size} rows each)", min_value=1, max_value=pages, step=1, key=key)
     start, stop = V.page_bounds(total, size, int(page))
     st.caption(f"Rows {start + 1:,}–{stop:,} of {total:,}" + (" (newest last)." if newest_last else " (newest first)."))
@@ -162,9 +172,18 @@ def watch() -> None:
         st.rerun()
 
 
+def read_page():
+    return inspector_view(
+        store, conv_id, detail=st.session_state.get("detail_turn"), timeline=lambda conv: timeline_for(store, conv),
+        turn_page=lambda total: page_span(TURNS_KEY, total, TURNS_PER_PAGE, newest_last=True),
+        history_page=lambda total: page_span(HISTORY_KEY, total, EVICTIONS_PER_PAGE, newest_last=False))
+
+
 def inspector() -> None:
     apply_pin_edits()
-    view = current_view(store, conv_id)  # read again only when the stored version moved
+    # read again only when the stored version moved or another page or turn is asked for
+    view = current_view(store, conv_id, read_page, lambda: (st.session_state.get(TURNS_KEY),
+                                                           st.session_state.get(HISTORY_KEY), st.session_state.get("detail_turn")))
     conv = view.conv
     st.session_state[DRAWN] = (conv_id, conv.version)
     st.title("Memory inspector", anchor=False)
@@ -186,13 +205,13 @@ def inspector() -> None:
     if warning:
         st.warning(warning, icon=":material/warning:")
 
-    if not view.turns:
+    if not view.turn_count:
         st.info("No turns yet: send a message on the chat page.")
         return
 
     st.subheader("Turns", anchor=False)
-    numbers = pager("Turns page", f"turns_page-{conv_id}", len(view.turns), TURNS_PER_PAGE, newest_last=True)
-    df = V.turn_table(view, [t.seq for t in view.turns[numbers[0]:numbers[1]]])
+    numbers = pager("Turns page", TURNS_KEY, view.turn_count, TURNS_PER_PAGE, newest_last=True)
+    df = V.turn_table(view, view.page)
     key = f"turns-{conv_id}-{conv.version}-{numbers[0]}"  # a new table whenever the stored state or the page moves
     st.session_state[f"numbers-{key}"] = list(df.index)
     st.data_editor(
@@ -220,31 +239,35 @@ def inspector() -> None:
 
     st.subheader("Charts", anchor=False)
     tabs = st.tabs(["Tokens in memory", "Importance now", "Citations over time"])
-    points, markers = derived(view, "timeline", lambda: V.memory_timeline(view))
+    points, markers, width = derived(view, "timeline", timeline_for(store, conv).frames)
     tabs[0].altair_chart(timeline_chart(points, markers, conv.budget), width="stretch")
-    tabs[0].caption("Red triangles: steps where turns were evicted (at the peak before eviction). Dashed line: the budget.")
+    tabs[0].caption("Red triangles: steps where turns were evicted (at the peak before eviction). Dashed line: the budget."
+                    + (f" Each point is the highest of {width:,} steps." if width > 1 else ""))
     imp = V.importance_series(view)
     tabs[1].altair_chart(importance_chart(imp), width="stretch")
-    cites = V.citation_series(view)
+    cites = V.citation_series(view, view.cites)
     if cites.empty:
         tabs[2].info("No citations yet.")
     else:
         tabs[2].altair_chart(citation_chart(cites), width="stretch")
+        if view.cites_count > len(view.cites):
+            tabs[2].caption(f"The newest {len(view.cites):,} of {view.cites_count:,} citations.")
 
     st.subheader("Misses", anchor=False)
     misses = V.misses_table(view)
     if misses.empty:
         st.caption("No misses: no later question wanted an evicted turn.")
     else:
-        st.caption("Evicted turns a later question wanted (closer to it than anything in memory).")
+        more = f" The newest {len(misses):,} of {view.misses_count:,}." if view.misses_count > len(misses) else ""
+        st.caption("Evicted turns a later question wanted (closer to it than anything in memory)." + more)
         st.dataframe(misses, hide_index=True, width="stretch")
         for n in dict.fromkeys(misses.loc[~misses["in memory now"], "turn"]):
             st.button(f"Restore #{n}", key=f"miss-restore-{n}", icon=":material/undo:",
                       on_click=restore, args=(store, conv_id, int(n)))
 
     st.subheader("Eviction history", anchor=False)
-    start, stop = pager("History page", f"history_page-{conv_id}", len(view.evictions), EVICTIONS_PER_PAGE, newest_last=False)
-    history = V.eviction_history(view, start, stop)
+    pager("History page", HISTORY_KEY, view.history_count, EVICTIONS_PER_PAGE, newest_last=False)
+    history = V.eviction_history(view.history)
     if history.empty:
         st.caption("Nothing has been evicted yet.")
     else:

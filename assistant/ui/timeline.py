@@ -1,0 +1,108 @@
+"""The inspector's "tokens in memory" chart, kept per session and extended by what changed.
+
+Tokens in memory at the end of every step are rebuilt from the turns' arrivals, the eviction
+records and the events that may bring a turn back (restores, pins), as ``views.memory_timeline``
+does from a whole view, but read from a step on: a ``Timeline`` remembers the memory at the end of
+the last *closed* step (one before the conversation's clock: no row is ever written at an earlier
+step again), so a refresh reads only the rows of the steps after it. The first draw of a session
+reads the history once; each later one reads what arrived since.
+
+Drawn, the line has at most ``MAX_POINTS`` points: a longer history is shown in buckets of steps,
+each at its highest (the budget line is about peaks), and eviction markers are merged per bucket.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter, defaultdict
+
+import numpy as np
+import pandas as pd
+
+from ..store import PageReader
+
+MAX_POINTS = 2000
+
+
+class Timeline:
+    def __init__(self, key: tuple):
+        self.key = key
+        self.closed = 0  # steps 1 .. closed are final
+        self.active: dict[int, int] = {}  # turn -> tokens, in memory at the end of step ``closed``
+        self.used = 0
+        self.tokens = array("q")  # tokens in memory at the end of steps 1 .. closed
+        self.markers: list[tuple[int, int, str, int]] = []  # (step, peak, evicted, count) of closed steps
+        self._open: tuple[list[int], list[tuple[int, int, str, int]]] = ([], [])  # the steps after ``closed``
+
+    def update(self, r: PageReader) -> None:
+        """Read the rows of the steps after the last closed one and bring the line up to date."""
+        arrivals = dict(r.arrivals_after(self.closed))
+        evictions = r.evictions_after(self.closed)
+        returns = r.returns_after(self.closed)
+        now = max([r.conv.step, *arrivals, *(s for s, _, _ in evictions), *(s for s, _ in returns)])
+        known = self.active.keys() | arrivals.keys()
+        tokens = {**r.tokens_of({n for _, n in returns} - known), **arrivals}
+        evicts: dict[int, Counter] = defaultdict(Counter)
+        restores: dict[int, Counter] = defaultdict(Counter)
+        at_step: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for step, turn, before in evictions:
+            evicts[step][turn] += 1
+            at_step[step].append((turn, before))
+        for step, turn in returns:
+            restores[step][turn] += 1
+        points: list[int] = []
+        markers: list[tuple[int, int, str, int]] = []
+
+        def run(active: dict[int, int], used: int, first: int, last: int) -> int:
+            for step in range(first, last + 1):
+                if step in arrivals:
+                    active[step] = arrivals[step]
+                    used += arrivals[step]
+                for n in set(evicts.get(step, ())) | set(restores.get(step, ())):
+                    e, k = evicts[step][n], restores[step][n]  # k may count pins that restored nothing
+                    ends_active = e <= k if n in active else k > e
+                    if ends_active and n not in active:
+                        active[n] = tokens.get(n, 0)
+                        used += active[n]
+                    elif not ends_active and n in active:
+                        tokens[n] = active.pop(n)  # kept: it may come back later in this read
+                        used -= tokens[n]
+                points.append(used)
+                recs = at_step.get(step)
+                if recs:
+                    markers.append((step, max(b for _, b in recs), ", ".join(f"#{t}" for t, _ in recs), len(recs)))
+            return used
+
+        final = now - 1  # the clock's own step may still get rows (a pin, a restore): kept open
+        if final > self.closed:
+            self.used = run(self.active, self.used, self.closed + 1, final)
+            self.tokens.extend(points)
+            self.markers += markers
+            self.closed = final
+            points, markers = [], []
+        run(dict(self.active), self.used, self.closed + 1, now)
+        self._open = (points, markers)
+
+    def frames(self, max_points: int = MAX_POINTS) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+        """(points, markers, steps per point) for the chart: one point per step, or per bucket of
+        steps (each at its highest) when there are more than ``max_points`` steps."""
+        values = np.asarray(list(self.tokens) + self._open[0], dtype=np.int64)
+        markers = self.markers + self._open[1]
+        n = len(values)
+        width = max(1, math.ceil(n / max_points))
+        if width == 1:
+            points = pd.DataFrame({"step": np.arange(1, n + 1), "tokens": values})
+            return points, pd.DataFrame(markers, columns=["step", "peak", "evicted", "count"]), 1
+        padded = np.concatenate((values, np.full(-n % width, values.min(initial=0))))
+        points = pd.DataFrame({"step": np.arange(len(padded) // width) * width + 1,
+                               "tokens": padded.reshape(-1, width).max(axis=1)})
+        merged: dict[int, list] = {}
+        for step, peak, evicted, count in markers:
+            at = (step - 1) // width * width + 1
+            m = merged.setdefault(at, [at, peak, [], 0])
+            m[1] = max(m[1], peak)
+            m[3] += count
+            m[2].extend(evicted.split(", ")[:max(0, 6 - len(m[2]))])
+        rows = [(at, peak, ", ".join(ev) + (" …" if count > len(ev) else ""), count) for at, peak, ev, count in merged.values()]
+        return points, pd.DataFrame(rows, columns=["step", "peak", "evicted", "count"]), width
