@@ -188,7 +188,10 @@ class PageReader:
         """Records [offset, offset + limit) of the history newest first, each with its turn's role."""
         q = (select(*_EVICTION_COLUMNS, Turn.role)
              .outerjoin(Turn, and_(Turn.conversation_id == EvictionRow.conversation_id, Turn.seq == EvictionRow.turn))
-             .where(EvictionRow.conversation_id == self._id).order_by(EvictionRow.id.desc()).offset(offset).limit(limit))
+             .where(EvictionRow.conversation_id == self._id)
+             # records are written at a step that never goes back, so (step, id) is their order;
+             # it is also the index's (conversation, step) order: no sort of the whole history
+             .order_by(EvictionRow.step.desc(), EvictionRow.id.desc()).offset(offset).limit(limit))
         return [(_record(r), r.role or "") for r in self._s.execute(q)]
 
     def evictions_of(self, numbers: Iterable[int]) -> list[EvictionRecord]:

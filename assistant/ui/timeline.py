@@ -87,7 +87,7 @@ class Timeline:
     def frames(self, max_points: int = MAX_POINTS) -> tuple[pd.DataFrame, pd.DataFrame, int]:
         """(points, markers, steps per point) for the chart: one point per step, or per bucket of
         steps (each at its highest) when there are more than ``max_points`` steps."""
-        values = np.asarray(list(self.tokens) + self._open[0], dtype=np.int64)
+        values = np.concatenate((np.frombuffer(self.tokens, dtype=np.int64), np.asarray(self._open[0], dtype=np.int64)))
         markers = self.markers + self._open[1]
         n = len(values)
         width = max(1, math.ceil(n / max_points))
