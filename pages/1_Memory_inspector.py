@@ -14,14 +14,13 @@ never lingers.
 
 from __future__ import annotations
 
-import altair as alt
-import pandas as pd
 import streamlit as st
 
 from assistant.store import NotFound
 from assistant.ui import notices
 from assistant.ui import views as V
 from assistant.ui.actions import restore, set_pin
+from assistant.ui.charts import budget_bar, citation_chart, importance_chart, timeline_chart
 from assistant.ui.loading import progress, store as open_store
 from assistant.ui.over_budget import over_budget_text
 from assistant.ui.signin import require_sign_in
@@ -46,49 +45,6 @@ if str(st.query_params.get("turn", "")).isdigit():  # the chat's "open it in the
 TURNS_KEY, HISTORY_KEY = f"turns_page-{conv_id}", f"history_page-{conv_id}"  # the pagers' session state
 live = st.sidebar.toggle("Live updates", value=True, key="inspector_live",
                          help=f"Refresh this page every {REFRESH_SECONDS:g} s; switch off to pause while you read.")
-
-
-def budget_bar(b: dict) -> alt.Chart:
-    parts = [("pinned", b["pinned"]), ("protected (lag)", b["protected"]), ("other turns", b["other"]), ("free", b["free"])]
-    df = pd.DataFrame([{"part": p, "tokens": n, "order": i} for i, (p, n) in enumerate(parts)])
-    colors = alt.Scale(domain=[p for p, _ in parts], range=["#7c3aed", "#f59e0b", "#3b82f6", "#e5e7eb"])
-    bar = alt.Chart(df).mark_bar(height=26).encode(
-        x=alt.X("sum(tokens):Q", title=None, scale=alt.Scale(domain=[0, max(b["budget"], b["used"])])),
-        color=alt.Color("part:N", scale=colors, legend=alt.Legend(orient="top", direction="horizontal", title=None)),
-        order=alt.Order("order:Q"),
-        tooltip=["part", "tokens"],
-    )
-    rule = alt.Chart(pd.DataFrame({"budget": [b["budget"]]})).mark_rule(color="#dc2626", strokeWidth=2).encode(x="budget:Q")
-    return (bar + rule).properties(height=50)
-
-
-def timeline_chart(points: pd.DataFrame, markers: pd.DataFrame, budget: int) -> alt.Chart:
-    line = alt.Chart(points).mark_line(interpolate="step-after", point=True).encode(
-        x=alt.X("step:Q", title="step", axis=alt.Axis(tickMinStep=1, format="d")), y=alt.Y("tokens:Q", title="tokens in memory"), tooltip=["step", "tokens"])
-    rule = alt.Chart(pd.DataFrame({"budget": [budget]})).mark_rule(color="#dc2626", strokeDash=[6, 4]).encode(y="budget:Q")
-    chart = line + rule
-    if not markers.empty:
-        chart += alt.Chart(markers).mark_point(shape="triangle-down", size=110, filled=True, color="#dc2626").encode(
-            x="step:Q", y=alt.Y("peak:Q"), tooltip=["step", alt.Tooltip("peak:Q", title="tokens before"), "evicted"])
-    return chart.properties(height=260)
-
-
-def importance_chart(df: pd.DataFrame) -> alt.Chart:
-    return alt.Chart(df).mark_bar().encode(
-        x=alt.X("turn:O", title="turn"), y=alt.Y("importance:Q"),
-        color=alt.Color("status:N", scale=alt.Scale(domain=["pinned", "protected", "can be evicted"],
-                                                    range=["#7c3aed", "#f59e0b", "#3b82f6"]),
-                        legend=alt.Legend(orient="bottom", title=None)),
-        tooltip=["turn", "importance", "status", "tokens"],
-    ).properties(height=260)
-
-
-def citation_chart(df: pd.DataFrame) -> alt.Chart:
-    return alt.Chart(df).mark_circle(color="#0d9488", opacity=0.75).encode(
-        x=alt.X("step:Q", title="step (when cited)"), y=alt.Y("turn:Q", title="cited turn"),
-        size=alt.Size("weight:Q", legend=None, scale=alt.Scale(range=[30, 200])),
-        tooltip=["step", "turn", "weight", "source", "answer"],
-    ).properties(height=260)
 
 
 def apply_pin_edits() -> bool:
@@ -200,7 +156,7 @@ def inspector() -> None:
     m[1].metric("Pinned", f"{b['pinned']:,} tokens")
     m[2].metric("Protected (lag)", f"{b['protected']:,} tokens")
     m[3].metric("Turns in memory / evicted", f"{b['active']} / {b['evicted']}")
-    st.altair_chart(budget_bar(b), width="stretch")
+    st.altair_chart(derived(view, "budget_bar", lambda: budget_bar(b)), width="stretch")
     warning = over_budget_text(b, view.layer.lag)
     if warning:
         st.warning(warning, icon=":material/warning:")
@@ -240,16 +196,15 @@ def inspector() -> None:
     st.subheader("Charts", anchor=False)
     tabs = st.tabs(["Tokens in memory", "Importance now", "Citations over time"])
     points, markers, width = derived(view, "timeline", timeline_for(store, conv).frames)
-    tabs[0].altair_chart(timeline_chart(points, markers, conv.budget), width="stretch")
+    tabs[0].altair_chart(derived(view, "timeline_chart", lambda: timeline_chart(points, markers, conv.budget)), width="stretch")
     tabs[0].caption("Red triangles: steps where turns were evicted (at the peak before eviction). Dashed line: the budget."
                     + (f" Each point is the highest of {width:,} steps." if width > 1 else ""))
-    imp = V.importance_series(view)
-    tabs[1].altair_chart(importance_chart(imp), width="stretch")
-    cites = V.citation_series(view, view.cites)
+    tabs[1].altair_chart(derived(view, "importance_chart", lambda: importance_chart(V.importance_series(view))), width="stretch")
+    cites = derived(view, "citations", lambda: V.citation_series(view, view.cites))
     if cites.empty:
         tabs[2].info("No citations yet.")
     else:
-        tabs[2].altair_chart(citation_chart(cites), width="stretch")
+        tabs[2].altair_chart(derived(view, "citation_chart", lambda: citation_chart(cites)), width="stretch")
         if view.cites_count > len(view.cites):
             tabs[2].caption(f"The newest {len(view.cites):,} of {view.cites_count:,} citations.")
 

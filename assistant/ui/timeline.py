@@ -97,12 +97,10 @@ class Timeline:
         padded = np.concatenate((values, np.full(-n % width, values.min(initial=0))))
         points = pd.DataFrame({"step": np.arange(len(padded) // width) * width + 1,
                                "tokens": padded.reshape(-1, width).max(axis=1)})
-        merged: dict[int, list] = {}
-        for step, peak, evicted, count in markers:
-            at = (step - 1) // width * width + 1
-            m = merged.setdefault(at, [at, peak, [], 0])
-            m[1] = max(m[1], peak)
-            m[3] += count
-            m[2].extend(evicted.split(", ")[:max(0, 6 - len(m[2]))])
-        rows = [(at, peak, ", ".join(ev) + (" …" if count > len(ev) else ""), count) for at, peak, ev, count in merged.values()]
-        return points, pd.DataFrame(rows, columns=["step", "peak", "evicted", "count"]), width
+        frame = pd.DataFrame(markers, columns=["step", "peak", "evicted", "count"])
+        frame["step"] = (frame["step"] - 1) // width * width + 1
+        merged = frame.groupby("step", sort=True).agg(peak=("peak", "max"), evicted=("evicted", "first"),
+                                                     first=("count", "first"), count=("count", "sum")).reset_index()
+        # the bucket's first step's evicted turns, and "…" when the bucket evicted more
+        merged["evicted"] = merged["evicted"].where(merged["count"] == merged["first"], merged["evicted"] + " …")
+        return points, merged[["step", "peak", "evicted", "count"]], width
