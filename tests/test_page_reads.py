@@ -145,6 +145,9 @@ def test_the_chats_messages_are_what_the_whole_conversation_gives(store):
         assert {a: q for a, q in C.questions(view).items() if a in drawn} == {a: q for a, q in C.questions(whole).items() if a in drawn}
         assert C.answer_notes(view) == {a: n for a, n in C.answer_notes(whole).items() if a in drawn}
         assert V.budget_summary(view) == V.budget_summary(whole)
+        if shown == 50:  # the messages, the turns they cite and the one before them: not the history
+            cited = {t for m in V.chat_history(whole, drawn) for t, _ in m.cited}
+            assert set(view.by_number) <= drawn | cited | {view.latest[0] - 1}
     assert any(m.evicted for m in V.chat_history(view, drawn))  # the eviction notes were compared too
 
 
