@@ -129,10 +129,13 @@ def watch() -> None:
 
 
 def read_page():
-    return inspector_view(
+    view = inspector_view(
         store, conv_id, detail=st.session_state.get("detail_turn"), timeline=lambda conv: timeline_for(store, conv),
         turn_page=lambda total: page_span(TURNS_KEY, total, TURNS_PER_PAGE, newest_last=True),
         history_page=lambda total: page_span(HISTORY_KEY, total, EVICTIONS_PER_PAGE, newest_last=False))
+    if view.detail is not None:  # the turn it settled on (the last by default) is the one asked for now
+        st.session_state["detail_turn"] = view.detail
+    return view
 
 
 def inspector() -> None:
