@@ -198,8 +198,11 @@ class PageReader:
         """Every record of these turns, oldest first."""
         rows = []
         for part in _chunks(numbers):
+            # a turn leaves memory at its arrival step or later: the (conversation, step) index
+            # skips the records made before the first of them
             rows += self._s.execute(select(EvictionRow.id, *_EVICTION_COLUMNS)
-                                    .where(EvictionRow.conversation_id == self._id, EvictionRow.turn.in_(part))).all()
+                                    .where(EvictionRow.conversation_id == self._id, EvictionRow.step >= part[0],
+                                           EvictionRow.turn.in_(part))).all()
         rows.sort(key=lambda r: r[0])
         return [_record(r[1:]) for r in rows]
 

@@ -217,13 +217,16 @@ def test_a_long_timeline_is_drawn_in_buckets_at_their_highest(store):
     conv = build(store, 95)
     timeline = Timeline(("test",))
     page(store, conv, 0, 100, timeline=lambda c: timeline)
-    full, _, _ = timeline.frames(max_points=10**6)
+    full, full_markers, _ = timeline.frames(max_points=10**6)
     points, markers, width = timeline.frames(max_points=10)
     assert width == 10 and len(points) == 10
     assert list(points["step"]) == list(range(1, 96, 10))
     assert list(points["tokens"]) == [full["tokens"][i:i + 10].max() for i in range(0, 95, 10)]
     whole = store.view(conv)
     assert markers["count"].sum() == len(whole.evictions)
+    for m in markers.itertuples():  # each bucket's marker: its highest peak and all its evictions
+        inside = full_markers[(full_markers["step"] >= m.step) & (full_markers["step"] < m.step + width)]
+        assert m.step in set(points["step"]) and m.peak == inside["peak"].max() and m.count == inside["count"].sum()
 
 
 def test_the_inspector_redraws_a_new_answer_with_its_evictions_first(svc):

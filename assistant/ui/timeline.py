@@ -32,7 +32,9 @@ class Timeline:
         self.active: dict[int, int] = {}  # turn -> tokens, in memory at the end of step ``closed``
         self.used = 0
         self.tokens = array("q")  # tokens in memory at the end of steps 1 .. closed
-        self.markers: list[tuple[int, int, str, int]] = []  # (step, peak, evicted, count) of closed steps
+        # the closed steps with evictions, as columns: step, peak (tokens before), count, evicted turns
+        self.marks = (array("q"), array("q"), array("q"))
+        self.evicted: list[str] = []
         self._open: tuple[list[int], list[tuple[int, int, str, int]]] = ([], [])  # the steps after ``closed``
 
     def update(self, r: PageReader) -> None:
@@ -78,7 +80,11 @@ class Timeline:
         if final > self.closed:
             self.used = run(self.active, self.used, self.closed + 1, final)
             self.tokens.extend(points)
-            self.markers += markers
+            steps, peaks, evicted, counts = (list(c) for c in zip(*markers)) if markers else ([], [], [], [])
+            self.marks[0].extend(steps)
+            self.marks[1].extend(peaks)
+            self.marks[2].extend(counts)
+            self.evicted += evicted
             self.closed = final
             points, markers = [], []
         run(dict(self.active), self.used, self.closed + 1, now)
@@ -87,20 +93,26 @@ class Timeline:
     def frames(self, max_points: int = MAX_POINTS) -> tuple[pd.DataFrame, pd.DataFrame, int]:
         """(points, markers, steps per point) for the chart: one point per step, or per bucket of
         steps (each at its highest) when there are more than ``max_points`` steps."""
-        values = np.concatenate((np.frombuffer(self.tokens, dtype=np.int64), np.asarray(self._open[0], dtype=np.int64)))
-        markers = self.markers + self._open[1]
+        points_open, markers_open = self._open
+        values = np.concatenate((np.frombuffer(self.tokens, dtype=np.int64), np.asarray(points_open, dtype=np.int64)))
+        opened = list(zip(*markers_open)) if markers_open else [(), (), (), ()]
+        steps, peaks, counts = (np.concatenate((np.frombuffer(c, dtype=np.int64), np.asarray(o, dtype=np.int64)))
+                                for c, o in zip(self.marks, (opened[0], opened[1], opened[3])))
+        evicted = self.evicted + list(opened[2])
         n = len(values)
         width = max(1, math.ceil(n / max_points))
         if width == 1:
-            points = pd.DataFrame({"step": np.arange(1, n + 1), "tokens": values})
-            return points, pd.DataFrame(markers, columns=["step", "peak", "evicted", "count"]), 1
+            return (pd.DataFrame({"step": np.arange(1, n + 1), "tokens": values}),
+                    pd.DataFrame({"step": steps, "peak": peaks, "evicted": evicted, "count": counts}), 1)
         padded = np.concatenate((values, np.full(-n % width, values.min(initial=0))))
         points = pd.DataFrame({"step": np.arange(len(padded) // width) * width + 1,
                                "tokens": padded.reshape(-1, width).max(axis=1)})
-        frame = pd.DataFrame(markers, columns=["step", "peak", "evicted", "count"])
-        frame["step"] = (frame["step"] - 1) // width * width + 1
-        merged = frame.groupby("step", sort=True).agg(peak=("peak", "max"), evicted=("evicted", "first"),
-                                                     first=("count", "first"), count=("count", "sum")).reset_index()
-        # the bucket's first step's evicted turns, and "…" when the bucket evicted more
-        merged["evicted"] = merged["evicted"].where(merged["count"] == merged["first"], merged["evicted"] + " …")
-        return points, merged[["step", "peak", "evicted", "count"]], width
+        # markers merged per bucket (steps are in order): the highest peak, the total count, and
+        # the first marker's evicted turns, with "…" when the bucket evicted more
+        at = (steps - 1) // width * width + 1
+        first = np.flatnonzero(np.r_[True, at[1:] != at[:-1]]) if len(at) else np.zeros(0, dtype=np.int64)
+        total = np.add.reduceat(counts, first) if len(at) else counts
+        labels = [evicted[i] + (" …" if t > counts[i] else "") for i, t in zip(first.tolist(), total.tolist())]
+        markers = pd.DataFrame({"step": at[first], "peak": np.maximum.reduceat(peaks, first) if len(at) else peaks,
+                                "evicted": labels, "count": total})
+        return points, markers, width
