@@ -1,8 +1,8 @@
 """MemoryStore: the memory layer and the database, kept in step; the only door to ``storage/``.
 
 Everything above it (service, replay, pages, terminal) reads and writes conversations through
-this module: ``open_store(url)`` opens (and migrates) a database, the read methods (``view``,
-``transcript``, ``reading``, ``pending_user_turn``) give one consistent moment of it, and ``NotFound``
+this module: ``open_store(url)`` opens (and migrates) a database, the read methods (``pages``,
+``view``, ``transcript``, ``reading``, ``pending_user_turn``) give one consistent moment of it, and ``NotFound``
 is the error for a conversation that does not exist or is not the caller's.
 
 Every change happens in a unit of work (``store.transaction(conv_id)``): the conversation row is

@@ -91,6 +91,10 @@ class PageReader:
     def settings(self) -> MemorySettings:
         return settings_of(self.conv)
 
+    def _bulk(self, q) -> list:
+        """Many small rows, through the session's connection (no ORM result processing)."""
+        return self._s.connection().execute(q).all()
+
     def _turns(self, *columns):
         return select(*columns).where(Turn.conversation_id == self._id)
 
@@ -233,7 +237,7 @@ class PageReader:
     def arrivals_after(self, step: int) -> list[tuple[int, int]]:
         """(turn, tokens) of the turns that arrived after ``step``, in order."""
         q = self._turns(Turn.seq, Turn.tokens).where(Turn.seq > step).order_by(Turn.seq)
-        return [tuple(r) for r in self._s.execute(q)]
+        return self._bulk(q)
 
     def tokens_of(self, numbers: Iterable[int]) -> dict[int, int]:
         out: dict[int, int] = {}
@@ -244,12 +248,13 @@ class PageReader:
     def evictions_after(self, step: int) -> list[tuple[int, int, int]]:
         """(step, turn, tokens before) of the records made after ``step``, oldest first."""
         q = (select(EvictionRow.step, EvictionRow.turn, EvictionRow.tokens_before)
-             .where(EvictionRow.conversation_id == self._id, EvictionRow.step > step).order_by(EvictionRow.id))
-        return [tuple(r) for r in self._s.execute(q)]
+             .where(EvictionRow.conversation_id == self._id, EvictionRow.step > step)
+             .order_by(EvictionRow.step, EvictionRow.id))  # the index's order, and the records' (see eviction_page)
+        return self._bulk(q)
 
     def returns_after(self, step: int) -> list[tuple[int, int]]:
         """(step, turn) of the events after ``step`` that may bring a turn back (restores, pins)."""
         q = (select(MemoryEvent.step, MemoryEvent.turn)
              .where(MemoryEvent.conversation_id == self._id, MemoryEvent.step > step,
                     MemoryEvent.kind.in_(("restore", "auto_restore", "pin"))).order_by(MemoryEvent.id))
-        return [tuple(r) for r in self._s.execute(q)]
+        return self._bulk(q)

@@ -34,25 +34,25 @@ class Timeline:
         self.tokens = array("q")  # tokens in memory at the end of steps 1 .. closed
         # the closed steps with evictions, as columns: step, peak (tokens before), count, evicted turns
         self.marks = (array("q"), array("q"), array("q"))
-        self.evicted: list[str] = []
-        self._open: tuple[list[int], list[tuple[int, int, str, int]]] = ([], [])  # the steps after ``closed``
+        self.evicted: list[list[tuple[int, int]]] = []  # each marker's (turn, tokens before) records
+        self._open: tuple[list[int], list[tuple]] = ([], [])  # the steps after ``closed``
 
     def update(self, r: PageReader) -> None:
         """Read the rows of the steps after the last closed one and bring the line up to date."""
         arrivals = dict(r.arrivals_after(self.closed))
         evictions = r.evictions_after(self.closed)
         returns = r.returns_after(self.closed)
-        now = max([r.conv.step, *arrivals, *(s for s, _, _ in evictions), *(s for s, _ in returns)])
-        known = self.active.keys() | arrivals.keys()
-        tokens = {**r.tokens_of({n for _, n in returns} - known), **arrivals}
-        evicts: dict[int, Counter] = defaultdict(Counter)
-        restores: dict[int, Counter] = defaultdict(Counter)
-        at_step: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        # rows come in step order: the last of each is its latest step
+        now = max(r.conv.step, next(reversed(arrivals), 0), evictions[-1][0] if evictions else 0,
+                  max((s for s, _ in returns), default=0))
+        # tokens of the turns that may come back (few), whether in memory now or not
+        tokens = r.tokens_of({n for _, n in returns})
+        at_step: dict[int, list[tuple[int, int]]] = defaultdict(list)  # step -> (turn, tokens before)
         for step, turn, before in evictions:
-            evicts[step][turn] += 1
             at_step[step].append((turn, before))
+        back: dict[int, list[int]] = defaultdict(list)  # step -> turns restored or pinned (few)
         for step, turn in returns:
-            restores[step][turn] += 1
+            back[step].append(turn)
         points: list[int] = []
         markers: list[tuple[int, int, str, int]] = []
 
@@ -61,30 +61,36 @@ class Timeline:
                 if step in arrivals:
                     active[step] = arrivals[step]
                     used += arrivals[step]
-                for n in set(evicts.get(step, ())) | set(restores.get(step, ())):
-                    e, k = evicts[step][n], restores[step][n]  # k may count pins that restored nothing
-                    ends_active = e <= k if n in active else k > e
-                    if ends_active and n not in active:
-                        active[n] = tokens.get(n, 0)
-                        used += active[n]
-                    elif not ends_active and n in active:
-                        tokens[n] = active.pop(n)  # kept: it may come back later in this read
-                        used -= tokens[n]
+                recs = at_step.get(step, ())
+                if step in back:
+                    # within one step a turn's evictions and restores alternate, so their counts
+                    # say how the step ended for it (a pin may count a restore that did nothing)
+                    evicts, restores = Counter(t for t, _ in recs), Counter(back[step])
+                    for n in evicts.keys() | restores.keys():
+                        e, k = evicts[n], restores[n]
+                        ends_active = e <= k if n in active else k > e
+                        if ends_active and n not in active:
+                            active[n] = tokens.get(n, 0)
+                            used += active[n]
+                        elif not ends_active and n in active:
+                            used -= active.pop(n)
+                else:  # evictions alone (the common step): each evicted turn leaves
+                    for n, _ in recs:
+                        if n in active:
+                            used -= active.pop(n)
                 points.append(used)
-                recs = at_step.get(step)
-                if recs:
-                    markers.append((step, max(b for _, b in recs), ", ".join(f"#{t}" for t, _ in recs), len(recs)))
+                if recs:  # the turns' labels are written only for the markers drawn (``frames``)
+                    markers.append((step, recs[0][1] if len(recs) == 1 else max(b for _, b in recs), recs, len(recs)))
             return used
 
         final = now - 1  # the clock's own step may still get rows (a pin, a restore): kept open
         if final > self.closed:
             self.used = run(self.active, self.used, self.closed + 1, final)
             self.tokens.extend(points)
-            steps, peaks, evicted, counts = (list(c) for c in zip(*markers)) if markers else ([], [], [], [])
-            self.marks[0].extend(steps)
-            self.marks[1].extend(peaks)
-            self.marks[2].extend(counts)
-            self.evicted += evicted
+            self.marks[0].extend([m[0] for m in markers])
+            self.marks[1].extend([m[1] for m in markers])
+            self.marks[2].extend([m[3] for m in markers])
+            self.evicted += [m[2] for m in markers]
             self.closed = final
             points, markers = [], []
         run(dict(self.active), self.used, self.closed + 1, now)
@@ -95,7 +101,7 @@ class Timeline:
         steps (each at its highest) when there are more than ``max_points`` steps."""
         points_open, markers_open = self._open
         values = np.concatenate((np.frombuffer(self.tokens, dtype=np.int64), np.asarray(points_open, dtype=np.int64)))
-        opened = list(zip(*markers_open)) if markers_open else [(), (), (), ()]
+        opened = [[m[i] for m in markers_open] for i in range(4)]
         steps, peaks, counts = (np.concatenate((np.frombuffer(c, dtype=np.int64), np.asarray(o, dtype=np.int64)))
                                 for c, o in zip(self.marks, (opened[0], opened[1], opened[3])))
         evicted = self.evicted + list(opened[2])
@@ -103,7 +109,7 @@ class Timeline:
         width = max(1, math.ceil(n / max_points))
         if width == 1:
             return (pd.DataFrame({"step": np.arange(1, n + 1), "tokens": values}),
-                    pd.DataFrame({"step": steps, "peak": peaks, "evicted": evicted, "count": counts}), 1)
+                    pd.DataFrame({"step": steps, "peak": peaks, "evicted": [_label(e) for e in evicted], "count": counts}), 1)
         padded = np.concatenate((values, np.full(-n % width, values.min(initial=0))))
         points = pd.DataFrame({"step": np.arange(len(padded) // width) * width + 1,
                                "tokens": padded.reshape(-1, width).max(axis=1)})
@@ -112,7 +118,11 @@ class Timeline:
         at = (steps - 1) // width * width + 1
         first = np.flatnonzero(np.r_[True, at[1:] != at[:-1]]) if len(at) else np.zeros(0, dtype=np.int64)
         total = np.add.reduceat(counts, first) if len(at) else counts
-        labels = [evicted[i] + (" …" if t > counts[i] else "") for i, t in zip(first.tolist(), total.tolist())]
+        labels = [_label(evicted[i]) + (" …" if t > counts[i] else "") for i, t in zip(first.tolist(), total.tolist())]
         markers = pd.DataFrame({"step": at[first], "peak": np.maximum.reduceat(peaks, first) if len(at) else peaks,
                                 "evicted": labels, "count": total})
         return points, markers, width
+
+
+def _label(records: list[tuple[int, int]]) -> str:
+    return ", ".join(f"#{t}" for t, _ in records)
