@@ -183,9 +183,6 @@ def test_a_refresh_reads_only_the_steps_since_the_last_one(store):
     timeline = Timeline(("test",))
     reads: dict[str, int] = {}
 
-    def spying(conv_row):
-        return timeline
-
     class Counting:
         def __init__(self, reader):
             self.reader, self.conv = reader, reader.conv
