@@ -1,9 +1,10 @@
 """lagmem's web app: `streamlit run app.py`. The entry point routes between the chat (here) and
 the memory inspector (``pages/``); the conversation picker in the sidebar is shared by both.
 
-The chat page is a thin layout over ``assistant.ui``: the sidebar picks the conversation, the history
-is read from the database on every run (so a pin made in the inspector shows here at once) and the
-latest messages are drawn (a long conversation is not drawn whole: "Show earlier messages"). A sent
+The chat page is a thin layout over ``assistant.ui``: the sidebar picks the conversation, the
+messages drawn are read from the database whenever the conversation changed (so a pin made in the
+inspector shows here at once), and only those: the latest messages and every question without an
+answer (a long conversation is not read or drawn whole: "Show earlier messages"). A sent
 message goes to the session's outbox (the chat input's callback); the run stores it
 (``service.send``: the user's turn is stored before the model is called) and hands the exchange to
 a worker thread (``answering``), which stores the answer whatever the page does meanwhile. While
@@ -19,8 +20,9 @@ from assistant import runtime
 from assistant.errors import ConfigError
 from assistant.service import EmptyMessage
 from assistant.ui import answering, notices, onboarding
-from assistant.ui.chat_view import INSPECTOR, answer_notes, follow, questions, show_message, unanswered
+from assistant.ui.chat_view import INSPECTOR, answer_notes, follow, questions, show_message
 from assistant.ui.loading import progress, service, store as open_store
+from assistant.ui.page_view import chat_view
 from assistant.ui.over_budget import over_budget_text
 from assistant.ui.settings import settings_panel
 from assistant.ui.sidebar import NEW_TITLE, conversation_sidebar, model_panel
@@ -46,7 +48,9 @@ def chat_page() -> None:
     st.chat_input("Message lagmem", key="chat_box", max_chars=200_000, submit_mode="disable",
                   disabled=job is not None or bool(outbox), on_submit=queue_message, args=(conv_id,))
 
-    view = current_view(store, conv_id)  # read again only when the stored version moved
+    shown = st.session_state.setdefault(f"chat_shown-{conv_id}", MESSAGES_PER_PAGE)
+    # the messages drawn, read again only when the stored version moved or more are asked for
+    view = current_view(store, conv_id, lambda: chat_view(store, conv_id, shown), lambda: ("chat", shown))
     st.title(md_text(view.conv.title), anchor=False)
     b = budget_summary(view)
     st.caption(f"Memory: {view.layer.used_tokens:,} of {view.conv.budget:,} tokens · lag {view.layer.lag} steps · "
@@ -58,14 +62,14 @@ def chat_page() -> None:
     if cap:
         st.caption(cap)
     notices.show()
-    if not view.turns:
+    if not view.turn_count:
         onboarding.show_intro(view.conv.budget, view.layer.lag)
 
     notes = answer_notes(view)
     asked = questions(view)
-    waiting = set(unanswered(view)) - ({job.user_turn} if job else set())
+    waiting = set(view.waiting) - ({job.user_turn} if job else set())
     errors = st.session_state.get(ERRORS, {})
-    for m in chat_history(view, shown_numbers(view, waiting)):
+    for m in chat_history(view, shown_numbers(view, shown, waiting)):
         pending = (errors.get((conv_id, m.number)), retry, job is not None or bool(outbox)) if m.number in waiting else None
         show_message(view, m, store, conv_id, notes=notes, reply_to=asked.get(m.number), pending=pending)
 
@@ -92,16 +96,15 @@ def context_cap_text(used: int) -> str:
             "question cites first, then the newest that fit.")
 
 
-def shown_numbers(view, waiting: set[int]) -> set[int]:
-    """The latest messages (``MESSAGES_PER_PAGE``, more after each "Show earlier messages"), plus
-    every question still without an answer, wherever it is (its Retry must stay reachable)."""
-    key = f"chat_shown-{conv_id}"
-    shown = st.session_state.setdefault(key, MESSAGES_PER_PAGE)
-    hidden = max(len(view.turns) - shown, 0)
+def shown_numbers(view, shown: int, waiting: set[int]) -> set[int]:
+    """The latest ``shown`` messages (``MESSAGES_PER_PAGE``, more after each "Show earlier
+    messages"), plus every question still without an answer, wherever it is (its Retry must stay
+    reachable)."""
+    hidden = max(view.turn_count - shown, 0)
     if hidden:
         st.button(f"Show earlier messages ({hidden:,} not shown)", icon=":material/expand_less:", key="show_earlier",
-                  on_click=lambda: st.session_state.update({key: shown + MESSAGES_PER_PAGE}))
-    return {t.seq for t in view.turns[hidden:]} | waiting
+                  on_click=lambda: st.session_state.update({f"chat_shown-{conv_id}": shown + MESSAGES_PER_PAGE}))
+    return set(view.latest) | waiting
 
 
 def queue_message(conv: int) -> None:

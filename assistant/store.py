@@ -1,8 +1,8 @@
 """MemoryStore: the memory layer and the database, kept in step; the only door to ``storage/``.
 
 Everything above it (service, replay, pages, terminal) reads and writes conversations through
-this module: ``open_store(url)`` opens (and migrates) a database, the read methods (``view``,
-``transcript``, ``reading``, ``pending_user_turn``) give one consistent moment of it, and ``NotFound``
+this module: ``open_store(url)`` opens (and migrates) a database, the read methods (``pages``,
+``view``, ``transcript``, ``reading``, ``pending_user_turn``) give one consistent moment of it, and ``NotFound``
 is the error for a conversation that does not exist or is not the caller's.
 
 Every change happens in a unit of work (``store.transaction(conv_id)``): the conversation row is
@@ -17,12 +17,11 @@ owner-less conversations only. Per-turn work (the need prior) is done before the
 
 from __future__ import annotations
 
-import functools
 import json
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy import Connection, Engine, Row, select
@@ -34,8 +33,9 @@ from memory.types import EvictionRecord, MemorySettings, PinRefused, TurnState
 from storage import candidates, chunks, repo
 from storage.candidates import Reader
 from storage.db import make_engine, read_engine
-from storage.models import Conversation, MemoryEvent, MissRow, Turn, utcnow
+from storage.models import Conversation, Turn, utcnow
 from storage.repo import NotFound
+from storage.views import MemoryView, PageReader
 
 from .cache import ByteCache
 from . import need
@@ -43,7 +43,7 @@ from .config import default_url
 from .scope import OwnerScope
 from .store_errors import storage_errors as _storage_errors
 
-__all__ = ["MemoryStore", "MemoryView", "NotFound", "OwnerScope", "Reader", "Tx", "default_url", "open_store"]
+__all__ = ["MemoryStore", "MemoryView", "NotFound", "OwnerScope", "PageReader", "Reader", "Tx", "default_url", "open_store"]
 
 
 # per process; a layer's RAM per turn, rounded up from ~460 bytes traced (tracemalloc, 20,000 turns)
@@ -168,27 +168,6 @@ class Tx:
 
     def miss(self, turn: int, similarity: float, restored: bool) -> None:
         repo.insert_miss(self.conn, self.conv_id, turn, self.layer.step, similarity, restored)
-
-
-@dataclass
-class MemoryView:
-    """One conversation's stored state, read at one moment: the pages' data.
-
-    ``conv``, ``turns``, ``events`` and ``misses`` are rows detached from their session (attribute
-    access only; turns without their embeddings); ``layer`` is the memory rebuilt from them."""
-
-    conv: Conversation
-    layer: MemoryLayer
-    turns: list[Turn]
-    evictions: list[EvictionRecord]
-    events: list[MemoryEvent] = field(default_factory=list)
-    misses: list[MissRow] = field(default_factory=list)
-    feedback: dict[int, float] = field(default_factory=dict)
-
-    @functools.cached_property
-    def by_number(self) -> dict[int, Turn]:
-        """Turn rows by turn number (built once per view: the pages look turns up in loops)."""
-        return {t.seq: t for t in self.turns}
 
 
 class MemoryStore:
@@ -338,9 +317,16 @@ class MemoryStore:
         with Session(self.reader) as s:
             yield Reader(s)
 
+    @contextmanager
+    def pages(self, conv_id: int, *, owner: str | None = None) -> Iterator[PageReader]:
+        """A read-only session on one conversation for a page's reads, bounded by what it shows
+        (``storage.views``); ``NotFound`` if it does not exist or is not the caller's."""
+        with _storage_errors(), Session(self.reader) as s:
+            yield PageReader(s, repo.conversation_row(s, conv_id, owner=owner))
+
     def view(self, conv_id: int, *, owner: str | None = None) -> MemoryView:
-        """Everything the pages show of one conversation, read in one session; the layer is rebuilt
-        once, from the same turn rows and feedback the view holds."""
+        """One conversation whole, read in one session (what-if replays, checks); the layer is
+        rebuilt once, from the same turn rows and feedback the view holds."""
         with Session(self.reader, expire_on_commit=False) as s:
             conv = repo.get_conversation(s, conv_id, owner=owner)
             turns = repo.turn_rows(s, conv_id, vectors=False)

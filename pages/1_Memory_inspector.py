@@ -2,9 +2,11 @@
 
 Live: a small ``st.fragment`` reads the conversation's version every few seconds (a sidebar switch
 pauses it) and redraws the page only when it moved, so an answer arriving in another tab shows up
-here while an idle page reads one row. Long conversations are paged: the turn table and the
-eviction history show one page each (newest last / newest first), so a draw costs one page of
-widgets plus one linear pass over the stored rows. Every control (pin checkbox, pin/unpin/restore
+here while an idle page reads one row. Long conversations are paged in SQL: a draw reads one page
+of the turn table (newest last), one page of the eviction history (newest first), one turn in full,
+the memory itself and the newest misses and citations (``page_view``), and the token chart reads
+only the steps since its last read (``timeline``). So a draw costs what the page shows and what
+changed, not the conversation's length. Every control (pin checkbox, pin/unpin/restore
 buttons) writes in a callback; the table is always rebuilt from the database, never from the
 editor's own output, and its key carries the conversation's version and the page so a stale edit
 never lingers.
@@ -12,18 +14,18 @@ never lingers.
 
 from __future__ import annotations
 
-import altair as alt
-import pandas as pd
 import streamlit as st
 
 from assistant.store import NotFound
 from assistant.ui import notices
 from assistant.ui import views as V
 from assistant.ui.actions import restore, set_pin
+from assistant.ui.charts import budget_bar, citation_chart, importance_chart, timeline_chart
 from assistant.ui.loading import progress, store as open_store
 from assistant.ui.over_budget import over_budget_text
 from assistant.ui.signin import require_sign_in
-from assistant.ui.view_cache import current_view, derived
+from assistant.ui.page_view import inspector_view, pinned_flags
+from assistant.ui.view_cache import current_view, derived, timeline_for
 from assistant.ui.text import md_text
 from assistant.ui import whatif_panel
 
@@ -40,51 +42,9 @@ conv_id = st.session_state["conv_id"]  # picked in the sidebar by app.py, which 
 if str(st.query_params.get("turn", "")).isdigit():  # the chat's "open it in the inspector" link
     st.session_state["detail_turn"] = int(st.query_params["turn"])
     del st.query_params["turn"]
+TURNS_KEY, HISTORY_KEY = f"turns_page-{conv_id}", f"history_page-{conv_id}"  # the pagers' session state
 live = st.sidebar.toggle("Live updates", value=True, key="inspector_live",
                          help=f"Refresh this page every {REFRESH_SECONDS:g} s; switch off to pause while you read.")
-
-
-def budget_bar(b: dict) -> alt.Chart:
-    parts = [("pinned", b["pinned"]), ("protected (lag)", b["protected"]), ("other turns", b["other"]), ("free", b["free"])]
-    df = pd.DataFrame([{"part": p, "tokens": n, "order": i} for i, (p, n) in enumerate(parts)])
-    colors = alt.Scale(domain=[p for p, _ in parts], range=["#7c3aed", "#f59e0b", "#3b82f6", "#e5e7eb"])
-    bar = alt.Chart(df).mark_bar(height=26).encode(
-        x=alt.X("sum(tokens):Q", title=None, scale=alt.Scale(domain=[0, max(b["budget"], b["used"])])),
-        color=alt.Color("part:N", scale=colors, legend=alt.Legend(orient="top", direction="horizontal", title=None)),
-        order=alt.Order("order:Q"),
-        tooltip=["part", "tokens"],
-    )
-    rule = alt.Chart(pd.DataFrame({"budget": [b["budget"]]})).mark_rule(color="#dc2626", strokeWidth=2).encode(x="budget:Q")
-    return (bar + rule).properties(height=50)
-
-
-def timeline_chart(points: pd.DataFrame, markers: pd.DataFrame, budget: int) -> alt.Chart:
-    line = alt.Chart(points).mark_line(interpolate="step-after", point=True).encode(
-        x=alt.X("step:Q", title="step", axis=alt.Axis(tickMinStep=1, format="d")), y=alt.Y("tokens:Q", title="tokens in memory"), tooltip=["step", "tokens"])
-    rule = alt.Chart(pd.DataFrame({"budget": [budget]})).mark_rule(color="#dc2626", strokeDash=[6, 4]).encode(y="budget:Q")
-    chart = line + rule
-    if not markers.empty:
-        chart += alt.Chart(markers).mark_point(shape="triangle-down", size=110, filled=True, color="#dc2626").encode(
-            x="step:Q", y=alt.Y("peak:Q"), tooltip=["step", alt.Tooltip("peak:Q", title="tokens before"), "evicted"])
-    return chart.properties(height=260)
-
-
-def importance_chart(df: pd.DataFrame) -> alt.Chart:
-    return alt.Chart(df).mark_bar().encode(
-        x=alt.X("turn:O", title="turn"), y=alt.Y("importance:Q"),
-        color=alt.Color("status:N", scale=alt.Scale(domain=["pinned", "protected", "can be evicted"],
-                                                    range=["#7c3aed", "#f59e0b", "#3b82f6"]),
-                        legend=alt.Legend(orient="bottom", title=None)),
-        tooltip=["turn", "importance", "status", "tokens"],
-    ).properties(height=260)
-
-
-def citation_chart(df: pd.DataFrame) -> alt.Chart:
-    return alt.Chart(df).mark_circle(color="#0d9488", opacity=0.75).encode(
-        x=alt.X("step:Q", title="step (when cited)"), y=alt.Y("turn:Q", title="cited turn"),
-        size=alt.Size("weight:Q", legend=None, scale=alt.Scale(range=[30, 200])),
-        tooltip=["step", "turn", "weight", "source", "answer"],
-    ).properties(height=260)
 
 
 def apply_pin_edits() -> bool:
@@ -95,7 +55,7 @@ def apply_pin_edits() -> bool:
         numbers = st.session_state.get(f"numbers-{key}")
         edits = (st.session_state.get(key) or {}).get("edited_rows", {})
         if numbers and edits:
-            pinned_now = {t.number: t.pinned for t in store.layer(conv_id).turns()}
+            pinned_now = pinned_flags(store, conv_id, numbers)
             for number, want in V.pin_changes(edits, numbers, pinned_now):
                 set_pin(store, conv_id, number, want)
                 changed = True
@@ -104,18 +64,15 @@ def apply_pin_edits() -> bool:
     return changed
 
 
-def turn_details(view: V.MemoryView) -> None:
+def turn_details(view) -> None:
     """One turn in full, picked by its number (a box, not a list of every turn: it costs the same
-    at 10 turns and at 100,000)."""
-    last = view.turns[-1].seq
-    default = st.session_state.get("detail_turn")
-    if default not in view.by_number:
-        default = last
-    st.session_state["detail_pick"] = default  # follows the chat's links and the last pick
+    at 10 turns and at 100,000). The page read it in full (``view.detail``; default the last)."""
+    last = view.last_turn
+    st.session_state["detail_pick"] = view.detail or last  # follows the chat's links and the last pick
     number = st.number_input("Show a turn in full (its number)", min_value=1, max_value=last, step=1, key="detail_pick",
                              on_change=lambda: st.session_state.update(detail_turn=st.session_state["detail_pick"]))
     number = int(number)
-    if number not in view.by_number:
+    if number != view.detail:
         st.caption(f"There is no turn #{number}.")
         return
     st.session_state["detail_turn"] = number
@@ -137,14 +94,23 @@ def turn_details(view: V.MemoryView) -> None:
         st.text(V.why_forgotten(view, number))
 
 
-def pager(label: str, key: str, total: int, size: int, *, newest_last: bool) -> tuple[int, int]:
-    """A page picker when ``total`` rows need more than one page; returns the page's [start, stop).
-    Opens on the newest rows: the last page of the turns, the first of the newest-first history."""
+def page_span(key: str, total: int, size: int, *, newest_last: bool) -> tuple[int, int]:
+    """The [start, stop) of the page picked under ``key`` (settling its default: the newest rows,
+    the last page of the turns, the first of the newest-first history), without drawing."""
     pages = V.page_count(total, size)
     if pages == 1:
         return 0, total
     if key not in st.session_state or not 1 <= st.session_state[key] <= pages:
         st.session_state[key] = pages if newest_last else 1
+    return V.page_bounds(total, size, int(st.session_state[key]))
+
+
+def pager(label: str, key: str, total: int, size: int, *, newest_last: bool) -> tuple[int, int]:
+    """A page picker when ``total`` rows need more than one page; returns the page's [start, stop)."""
+    pages = V.page_count(total, size)
+    if pages == 1:
+        return 0, total
+    page_span(key, total, size, newest_last=newest_last)
     page = st.number_input(f"{label} (of {pages:,}, {size} rows each)", min_value=1, max_value=pages, step=1, key=key)
     start, stop = V.page_bounds(total, size, int(page))
     st.caption(f"Rows {start + 1:,}–{stop:,} of {total:,}" + (" (newest last)." if newest_last else " (newest first)."))
@@ -162,9 +128,21 @@ def watch() -> None:
         st.rerun()
 
 
+def read_page():
+    view = inspector_view(
+        store, conv_id, detail=st.session_state.get("detail_turn"), timeline=lambda conv: timeline_for(store, conv),
+        turn_page=lambda total: page_span(TURNS_KEY, total, TURNS_PER_PAGE, newest_last=True),
+        history_page=lambda total: page_span(HISTORY_KEY, total, EVICTIONS_PER_PAGE, newest_last=False))
+    if view.detail is not None:  # the turn it settled on (the last by default) is the one asked for now
+        st.session_state["detail_turn"] = view.detail
+    return view
+
+
 def inspector() -> None:
     apply_pin_edits()
-    view = current_view(store, conv_id)  # read again only when the stored version moved
+    # read again only when the stored version moved or another page or turn is asked for
+    view = current_view(store, conv_id, read_page, lambda: (st.session_state.get(TURNS_KEY),
+                                                           st.session_state.get(HISTORY_KEY), st.session_state.get("detail_turn")))
     conv = view.conv
     st.session_state[DRAWN] = (conv_id, conv.version)
     st.title("Memory inspector", anchor=False)
@@ -181,18 +159,18 @@ def inspector() -> None:
     m[1].metric("Pinned", f"{b['pinned']:,} tokens")
     m[2].metric("Protected (lag)", f"{b['protected']:,} tokens")
     m[3].metric("Turns in memory / evicted", f"{b['active']} / {b['evicted']}")
-    st.altair_chart(budget_bar(b), width="stretch")
+    st.altair_chart(derived(view, "budget_bar", lambda: budget_bar(b)), width="stretch")
     warning = over_budget_text(b, view.layer.lag)
     if warning:
         st.warning(warning, icon=":material/warning:")
 
-    if not view.turns:
+    if not view.turn_count:
         st.info("No turns yet: send a message on the chat page.")
         return
 
     st.subheader("Turns", anchor=False)
-    numbers = pager("Turns page", f"turns_page-{conv_id}", len(view.turns), TURNS_PER_PAGE, newest_last=True)
-    df = V.turn_table(view, [t.seq for t in view.turns[numbers[0]:numbers[1]]])
+    numbers = pager("Turns page", TURNS_KEY, view.turn_count, TURNS_PER_PAGE, newest_last=True)
+    df = V.turn_table(view, view.page)
     key = f"turns-{conv_id}-{conv.version}-{numbers[0]}"  # a new table whenever the stored state or the page moves
     st.session_state[f"numbers-{key}"] = list(df.index)
     st.data_editor(
@@ -220,31 +198,34 @@ def inspector() -> None:
 
     st.subheader("Charts", anchor=False)
     tabs = st.tabs(["Tokens in memory", "Importance now", "Citations over time"])
-    points, markers = derived(view, "timeline", lambda: V.memory_timeline(view))
-    tabs[0].altair_chart(timeline_chart(points, markers, conv.budget), width="stretch")
-    tabs[0].caption("Red triangles: steps where turns were evicted (at the peak before eviction). Dashed line: the budget.")
-    imp = V.importance_series(view)
-    tabs[1].altair_chart(importance_chart(imp), width="stretch")
-    cites = V.citation_series(view)
+    points, markers, width = derived(view, "timeline", timeline_for(store, conv).frames)
+    tabs[0].altair_chart(derived(view, "timeline_chart", lambda: timeline_chart(points, markers, conv.budget)), width="stretch")
+    tabs[0].caption("Red triangles: steps where turns were evicted (at the peak before eviction). Dashed line: the budget."
+                    + (f" Each point is the highest of {width:,} steps." if width > 1 else ""))
+    tabs[1].altair_chart(derived(view, "importance_chart", lambda: importance_chart(V.importance_series(view))), width="stretch")
+    cites = derived(view, "citations", lambda: V.citation_series(view, view.cites))
     if cites.empty:
         tabs[2].info("No citations yet.")
     else:
-        tabs[2].altair_chart(citation_chart(cites), width="stretch")
+        tabs[2].altair_chart(derived(view, "citation_chart", lambda: citation_chart(cites)), width="stretch")
+        if view.cites_count > len(view.cites):
+            tabs[2].caption(f"The newest {len(view.cites):,} of {view.cites_count:,} citations.")
 
     st.subheader("Misses", anchor=False)
     misses = V.misses_table(view)
     if misses.empty:
         st.caption("No misses: no later question wanted an evicted turn.")
     else:
-        st.caption("Evicted turns a later question wanted (closer to it than anything in memory).")
+        more = f" The newest {len(misses):,} of {view.misses_count:,}." if view.misses_count > len(misses) else ""
+        st.caption("Evicted turns a later question wanted (closer to it than anything in memory)." + more)
         st.dataframe(misses, hide_index=True, width="stretch")
         for n in dict.fromkeys(misses.loc[~misses["in memory now"], "turn"]):
             st.button(f"Restore #{n}", key=f"miss-restore-{n}", icon=":material/undo:",
                       on_click=restore, args=(store, conv_id, int(n)))
 
     st.subheader("Eviction history", anchor=False)
-    start, stop = pager("History page", f"history_page-{conv_id}", len(view.evictions), EVICTIONS_PER_PAGE, newest_last=False)
-    history = V.eviction_history(view, start, stop)
+    pager("History page", HISTORY_KEY, view.history_count, EVICTIONS_PER_PAGE, newest_last=False)
+    history = V.eviction_history(view.history)
     if history.empty:
         st.caption("Nothing has been evicted yet.")
     else:

@@ -357,6 +357,8 @@ def test_bench_pages_prints_import_lock_and_draw_times(tmp_path, capsys):
     (r,) = json.loads(out.read_text())["results"]
     assert r["turns"] == 40 and r["write_transactions"] >= 2  # turns, citations (no evictions under 2,000 tokens)
     assert r["chat_draw_s"] > 0 and r["inspector_draw_s"] > 0 and r["longest_write_s"] > 0
+    assert r["chat_changed_s"] > 0 and r["inspector_changed_s"] > 0  # drawn again after a new exchange
+    assert r["chat_first_s"] > 0 and r["inspector_first_s"] > 0
     assert "inspector s" in capsys.readouterr().out
 
 

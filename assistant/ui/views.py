@@ -1,7 +1,8 @@
 """Plain data for the pages: the chat history, the turn table, the eviction history, the memory
 timeline, chart series and the plain-words "why was this forgotten?".
 
-Everything is read in one read-only session (``load_view``, the store's ``view``), so one page
+Each takes a view of one conversation read in one read-only session: what a page shows
+(``page_view.PageView``) or the whole of it (``load_view``, the store's ``view``), so one page
 render shows one consistent moment of the memory, and importance is computed *now* from the
 citation log by the conversation's policy (never stored), exactly as the next eviction would.
 Which answer's exchange pushed a turn out is read from each eviction record's cause.
@@ -123,7 +124,7 @@ def budget_summary(view: MemoryView) -> dict:
         "over": snap.used_tokens > snap.budget,
         "held_over": held > snap.budget,  # pinned + protected alone exceed the budget
         "active": len(snap.active),
-        "evicted": len(snap.evicted),
+        "evicted": view.turn_count - len(snap.active),  # a page's layer holds the memory, not every turn
         "step": snap.step,
     }
 
@@ -206,20 +207,18 @@ def runners_text(record: EvictionRecord) -> str:
     return ", ".join(f"#{t} ({score:.3g})" for t, score in record.runners_up) or "none"
 
 
-def eviction_history(view: MemoryView, start: int = 0, stop: int | None = None) -> pd.DataFrame:
-    """The eviction records newest first, rows [start, stop) of that order (the page's slice)."""
-    by = view.by_number
-    newest_first = view.evictions[::-1][start:stop]
+def eviction_history(records: list[tuple[EvictionRecord, str]]) -> pd.DataFrame:
+    """One page of the eviction history: (record, its turn's role) pairs, as read (newest first)."""
     rows = [{
         "step": r.step,
         "turn": r.turn,
-        "role": by[r.turn].role if r.turn in by else "",
+        "role": role,
         "importance at eviction": round(r.importance, 4),
         "runners-up": runners_text(r),
         "tokens": f"{r.tokens_before} → {r.tokens_after} / {r.budget}",
         "policy": r.policy,
         "reason": r.reason,
-    } for r in newest_first]
+    } for r, role in records]
     return pd.DataFrame(rows, columns=["step", "turn", "role", "importance at eviction", "runners-up", "tokens", "policy", "reason"])
 
 
@@ -354,7 +353,8 @@ def importance_series(view: MemoryView) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["turn", "importance", "status", "tokens"])
 
 
-def citation_series(view: MemoryView) -> pd.DataFrame:
+def citation_series(view: MemoryView, cites=None) -> pd.DataFrame:
+    """The citations (default: all the view's layer holds) as the chart's points."""
     rows = [{"step": c.step, "turn": c.turn, "weight": c.weight, "answer": c.answer_turn, "source": c.source}
-            for c in view.layer.citations()]
+            for c in (view.layer.citations() if cites is None else cites)]
     return pd.DataFrame(rows, columns=["step", "turn", "weight", "answer", "source"]).sort_values(["step", "turn"])
