@@ -117,10 +117,14 @@ def is_question(message: str) -> bool:
     return not (tag and any(SELF_START.match(c) for c in clauses[:-1]))
 
 
+REQUEST = re.compile(r"(?i)\b(tell|give|show|help|let|teach|send|explain to)\s+(me|us)\b")
+
+
 def about_the_user(message: str) -> bool:
     """Does the question ask about the user ("When is my trip?"), not the assistant ("How are
-    you?")? Only then is a guess from memory worth quoting when nothing was cited."""
-    return bool(SELF_WORDS.search(message))
+    you?") or the world ("Can you tell me a fact about the sea?": "me" in a request does not
+    count)? Only then is a guess from memory worth quoting when nothing was cited."""
+    return bool(SELF_WORDS.search(REQUEST.sub(" ", message)))
 
 
 def quote_turn(note: Note, max_chars: int = 400, lang: str = "en") -> str:
