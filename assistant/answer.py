@@ -102,6 +102,10 @@ SELF_WORDS = re.compile(r"(?i)\b(i|i'm|i'll|i've|i'd|me|my|mine|myself|we|we're|
 SELF_START = re.compile(r"(?i)^\s*(i|i'm|i'll|i've|i'd|my|we|we're|we'll|we've|our)\b")
 
 
+def _clauses(text: str) -> list[str]:
+    return [c for c in re.split(r"[,;.!?:]+", text) if c.strip()]
+
+
 def is_question(message: str) -> bool:
     """Does the user ask? A question mark or an opening question word -- unless the question is a
     tag on a statement about the user ("I'm 34, can you believe it?", "We met on Friday, right?"):
@@ -109,7 +113,7 @@ def is_question(message: str) -> bool:
     text = message.rstrip()
     if not (text.endswith(("?", "？", "¿")) or QUESTION_START.match(text)):
         return False
-    clauses = [c for c in re.split(r"[,;.!?]+", text) if c.strip()]
+    clauses = _clauses(text)
     if len(clauses) < 2:
         return True
     last = clauses[-1]
@@ -117,14 +121,24 @@ def is_question(message: str) -> bool:
     return not (tag and any(SELF_START.match(c) for c in clauses[:-1]))
 
 
+def states(text: str) -> bool:
+    """Does the user's turn state something? Not a question, or a question beside a statement
+    about themselves ("My name is Sam, what's yours?")."""
+    return not is_question(text) or any(SELF_START.match(c) and not WH.search(c) for c in _clauses(text))
+
+
 REQUEST = re.compile(r"(?i)\b(tell|give|show|help|let|teach|send|explain to)\s+(me|us)\b")
 
 
 def about_the_user(message: str) -> bool:
     """Does the question ask about the user ("When is my trip?"), not the assistant ("How are
-    you?") or the world ("Can you tell me a fact about the sea?": "me" in a request does not
-    count)? Only then is a guess from memory worth quoting when nothing was cited."""
-    return bool(SELF_WORDS.search(REQUEST.sub(" ", message)))
+    you?", "My name is Sam, what's yours?": the asking part counts) or the world ("Can you tell me
+    a fact about the sea?": "me" in a request does not count)? Only then is a guess from memory
+    worth quoting when nothing was cited."""
+    clauses = _clauses(REQUEST.sub(" ", message))
+    asking = [i for i, c in enumerate(clauses) if QUESTION_START.match(c) or WH.search(c)]
+    part = clauses[asking[-1]:] if asking else clauses
+    return any(SELF_WORDS.search(c) for c in part)
 
 
 def quote_turn(note: Note, max_chars: int = 400, lang: str = "en") -> str:
@@ -140,7 +154,7 @@ def extractive(notes: Sequence[Note], sure: bool = True, lang: str = "en") -> st
     """The honest answer built from the turns themselves (``notes``: best first): the first user
     statement (not a question), else the first turn; in ``lang`` (``assistant.wording``)."""
     ranked = list(notes)
-    stated = [n for n in ranked if n.role == "user" and not is_question(n.content)]
+    stated = [n for n in ranked if n.role == "user" and states(n.content)]
     said = [n for n in ranked if n.role != "user"]
     best = (stated or said or ranked)[0]
     text = quote_turn(best, lang=lang)

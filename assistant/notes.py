@@ -26,11 +26,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .answer import SELF_WORDS, Note, about_the_user, is_question, salient
+from .answer import SELF_WORDS, Note, about_the_user, salient, states
 from .lexical import words
 
 KINDS = (
-    ("name", re.compile(r"(?i)^\s*(who|whom)\b|\b(name|called)\b")),
+    ("name", re.compile(r"(?i)^\s*(who|whom)\b|\b(name|called|call)\b")),
     ("time", re.compile(r"(?i)^\s*when\b|\b(what|which)\s+(day|date|time|month|year|weekday)\b")),
     ("place", re.compile(r"(?i)^\s*where\b|\b(what|which)\s+(city|town|country|place|street|"
                          r"hospital|school|village|island|state)\b")),
@@ -71,7 +71,7 @@ def has_kind(text: str, kind: str | None) -> bool:
 
 
 def is_statement(c) -> bool:
-    return c.role == "user" and not is_question(c.content)
+    return c.role == "user" and states(c.content)
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
         if not about_the_user(question):
             return Notes([], False)
         # the user's statements about themselves first, then their other statements, then the rest
-        usable = sorted((c for c in ranked if not (c.role == "user" and is_question(c.content))),
+        usable = sorted((c for c in ranked if c.role != "user" or states(c.content)),
                         key=lambda c: (not is_statement(c), not SELF_WORDS.search(c.content)))
         typed = [c for c in usable if is_statement(c) and has_kind(c.content, kind)]
         best = (typed[:1] + [c for c in usable if typed[:1] != [c]])[:guesses]
@@ -127,7 +127,7 @@ def _corrected(notes: list[Note], statements: Sequence, kind: str | None, sure: 
         new = salient(fix.content) - salient(n.content)
         required |= new or (set(words(fix.content)) - set(words(n.content)))
     kept = list({n.number: n for n in out}.values())  # two notes corrected by one turn: one note
-    kept.sort(key=lambda n: (n.role != "user" or is_question(n.content), not has_kind(n.content, kind),
+    kept.sort(key=lambda n: (not is_statement(n), not has_kind(n.content, kind),
                              -n.weight, -n.number))
     return Notes(kept, sure, frozenset(required))
 

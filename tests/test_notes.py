@@ -144,3 +144,11 @@ def test_the_service_answers_from_the_correction_in_the_users_language(store, co
     r = svc.ask(conv, "¿Qué día es mi cita?")
     assert r.answered_by == "extractive"
     assert r.answer == "Me dijiste (turno 3): Perdón, typo: es el martes, no el lunes."
+
+
+def test_a_statement_beside_a_question_is_still_a_statement_of_the_users():
+    active = turns("My name is Sam, what's yours?", "The weather is fine.")
+    picked = select_notes("What is my name?", active, Step([], (3, 1)))
+    assert picked.notes[0].number == 1
+    assert not about_the_user("My name is Sam, what's yours?")
+    assert about_the_user("Hi, what's my name?")
