@@ -270,6 +270,9 @@ def agrees(answer: str, answer_vec: np.ndarray | None, notes: Sequence[Note], me
 
 GROUNDED_MAX_TOKENS = 48  # one short sentence; the 135M model rambles past it
 GROUNDED_TEMPERATURE = 0.1
+# the server stops at the first sentence's end: only one sentence is shown, and the tokens after
+# it would cost generation time before the user sees anything (the embedded answer is not streamed)
+ONE_SENTENCE = {"stop": [". ", "! ", "? ", "\n"]}
 
 
 def grounded_answer(llm, embed, notes: Sequence[Note], message: str, cap: int, count,
@@ -281,7 +284,7 @@ def grounded_answer(llm, embed, notes: Sequence[Note], message: str, cap: int, c
     the ranker's best guesses, not citations, and an extractive answer says so. ``required``: see
     ``agrees``."""
     raw = llm.complete(grounded_messages(notes, message), max_tokens=min(cap, GROUNDED_MAX_TOKENS),
-                       temperature=GROUNDED_TEMPERATURE)
+                       temperature=GROUNDED_TEMPERATURE, extra_body=ONE_SENTENCE)
     text = clean_answer(raw or "")
     vec = embed(text) if text else None
     lang = language(message)
@@ -303,7 +306,7 @@ def statement_reply(llm, message: str, cap: int, count) -> tuple[str, str]:
     reply in another language than the message's. Returns (reply, how: ``model`` or ``acknowledged``)."""
     messages = context_messages([], [], message, count, None)
     text = clean_answer(llm.complete(messages, max_tokens=min(cap, REPLY_MAX_TOKENS),
-                                     temperature=GROUNDED_TEMPERATURE) or "")
+                                     temperature=GROUNDED_TEMPERATURE, extra_body=ONE_SENTENCE) or "")
     lang = language(message)
     if not text or salient(text) - salient(message) or language(text) != lang:
         return WORDINGS[lang].noted, "acknowledged"

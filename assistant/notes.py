@@ -8,6 +8,8 @@ short chat needs:
   place, "How old / how many ...?" a number. When no cited statement of the user's holds that kind
   of word, the best-ranked statement that does is added ("Who is coming to stay with me?" cites
   "we'll stay in" for its words; "My older brother Tomasz is visiting" holds the name).
+* **The user's words.** A cited reply of the assistant's brings the user's statement it answered:
+  the fact is in the user's words, the reply is the 135M model's chatter about them.
 * **Self-disclosure.** A question about the user ("What's my hobby?") is answered by a turn where
   the user speaks of themselves ("... my hands are still covered in clay"), not by "It's
   relaxing.": when nothing is cited, the guesses are the best-ranked such statements first.
@@ -97,6 +99,12 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
     statements = [c for c in ranked if is_statement(c)]
     notes = [_note(by_number[c.turn], c.weight) for c in retrieval.cited if c.turn in by_number]
     sure = bool(notes)
+    # a cited reply of the assistant's echoes the user's statement just before it: the fact is in
+    # the user's words ("A cello is a wonderful instrument" answers "I play the cello ...")
+    for n in [n for n in notes if n.role != "user"]:
+        before = by_number.get(n.number - 1)
+        if before is not None and is_statement(before) and all(m.number != before.number for m in notes):
+            notes.append(_note(before, n.weight))
     kind = expected_kind(question)
     if not notes:
         if not about_the_user(question):

@@ -152,3 +152,18 @@ def test_a_statement_beside_a_question_is_still_a_statement_of_the_users():
     assert picked.notes[0].number == 1
     assert not about_the_user("My name is Sam, what's yours?")
     assert about_the_user("Hi, what's my name?")
+
+
+def test_a_cited_reply_brings_the_users_statement_it_answered():
+    active = [Turn(1, "user", "Hi, how are things?"), Turn(2, "assistant", "Fine."),
+              Turn(3, "user", "I play the cello in a local orchestra."),
+              Turn(4, "assistant", "A cello is a wonderful instrument.")]
+    picked = select_notes("What instrument do I play?", active, Step([Cite(4, 0.4, 0.6)], (4, 3, 1, 2)))
+    assert [n.number for n in picked.notes] == [3, 4]
+    assert extractive(picked.notes) == "You told me (turn 3): I play the cello in a local orchestra."
+
+
+def test_the_model_is_asked_for_one_sentence_and_the_server_stops_there():
+    llm = FakeLLM(default="Fine.")
+    statement_reply(llm, "The garden is lovely today.", 37, WORDS)
+    assert llm.history[-1].extra_body == {"stop": [". ", "! ", "? ", "\n"]}
