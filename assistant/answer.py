@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .lexical import words
+from .lexical import STOP_WORDS, words
 from .wording import WORDINGS, language
 
 MAX_ANSWER_TOKENS = 150
@@ -235,20 +235,47 @@ def salient(text: str) -> set[str]:
     return {w for w in found if not w.startswith("i'")}  # "I'm", "I'll": the pronoun, not a name
 
 
+AS_THE_USER = re.compile(r"(?i)^\W*(i|i'm|i'll|i've|i'd)\b|\b(my|mine|myself|me|we|we're|we've|us|our|ours)\b")
+OPENERS = frozenset("""yes no sure okay ok well sorry hello hi dear great certainly of according based
+as in on at for from to your you you're yours the this that these those it it's there here he she they
+""".split())
+
+
+def speaks_as_user(answer: str) -> bool:
+    """The model copied the user's own sentence ("My wife Leena is a pharmacist", "I'm Amara"):
+    an answer to the user about themselves says "you"; spoken as "I", it reads as the assistant's."""
+    return bool(AS_THE_USER.search(answer))
+
+
+def invented_opener(answer: str, notes: Sequence[Note], message: str) -> bool:
+    """The first word is a name of the model's own ("Monsieur A.N., your sister ..."): capitalised,
+    not a common opening word, and in neither the notes nor the question (``salient`` cannot tell a
+    name that opens a sentence from a capitalised first word, so this is checked apart)."""
+    m = re.match(r"\W*([A-Z][\w'-]+)", answer)
+    if not m:
+        return False
+    first = m.group(1).lower()
+    known = {w.lower() for t in [message, *(n.content for n in notes)] for w in re.findall(r"[\w'-]+", t)}
+    return first not in known and first not in OPENERS and first not in STOP_WORDS
+
+
 def agrees(answer: str, answer_vec: np.ndarray | None, notes: Sequence[Note], message: str,
            required: Collection[str] = ()) -> bool:
     """Does the model's text say what the cited turns say? Lexical and embedding evidence, not
     wording: it must repeat a word of theirs the question lacked, most of its new words must come
     from them, it may not bring a name or number of its own, it must keep a name or number of
     theirs when they have one, it must carry one of the ``required`` words (a correction's new
-    value) when any are given, and (when vectors are given) it must be close to one of them."""
+    value) when any are given, it may not speak as the user when the question is about the user,
+    and (when vectors are given) it must be close to one of them."""
     # the user's own statements are the facts; the assistant's turns count only without them
     # (else a model repeating its earlier chatter would "agree")
     notes = [n for n in notes if n.role == "user"] or list(notes)
     noted = set().union(*(salient(n.content) for n in notes)) if notes else set()
     said, asked_names = salient(answer), salient(message)
-    if said - noted - asked_names:
+    if said - noted - asked_names or invented_opener(answer, notes, message):
         return False  # an invented name or number ("turning 12" when the turn says "six")
+    if about_the_user(message) and speaks_as_user(answer):
+        return False  # the user's sentence copied: the user is "you" in an answer about them
     tokens = {w.lower() for w in re.findall(r"[\w'-]+", answer)}
     if required and not (tokens | set(words(answer))) & set(required):
         return False  # the corrected value is missing ("Priya" when the user then said "Oskar")

@@ -167,3 +167,12 @@ def test_the_model_is_asked_for_one_sentence_and_the_server_stops_there():
     llm = FakeLLM(default="Fine.")
     statement_reply(llm, "The garden is lovely today.", 37, WORDS)
     assert llm.history[-1].extra_body == {"stop": [". ", "! ", "? ", "\n"]}
+
+
+def test_a_model_answer_speaking_as_the_user_or_opening_with_its_own_name_is_refused():
+    notes = [Note(3, "user", "Ana, my little sister, just moved to Montreal for her studies.", 0.5)]
+    q = "Which city did my sister move to?"
+    assert agrees("Your little sister moved to Montreal.", None, notes, q)
+    assert agrees("Ana moved to Montreal for her studies.", None, notes, q)
+    assert not agrees("My sister moved to Montreal.", None, notes, q)  # the user's words copied
+    assert not agrees("Monsieur A.N., your little sister, moved to Montreal.", None, notes, q)
