@@ -10,6 +10,11 @@ for something never stated: it passes when the answer says it does not know (one
 ``ABSTAIN``'s phrases), since any fact it offers would be invented or beside the point. The model and embeddings are the
 ones the app would use (the embedded model when nothing is configured); the database is a
 throwaway SQLite file.
+
+Two sets: ``probes.jsonl`` (24 probes, one fact each; the answer rules were adjusted on it) and
+``probes_heldout.jsonl`` (37 probes written before it was ever run: facts stated indirectly, two
+in one message, corrected later, after long chit-chat, asked in other words or languages, and four
+asking for something never stated).
 """
 
 from __future__ import annotations

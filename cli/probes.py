@@ -22,7 +22,8 @@ def register(sub) -> None:
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("--file", default=None, help="probe JSONL file (default: bench/probes.jsonl)")
+    p.add_argument("--file", default=None, help="probe JSONL file (default: bench/probes.jsonl; bench/probes_heldout.jsonl is the "
+                        "second set, written after the answer rules)")
     p.add_argument("--budget", type=int, default=150, help="memory budget of each probe conversation")
     p.add_argument("--lag", type=int, default=2, help="lag of each probe conversation")
     p.add_argument("--policy", default="measured")
