@@ -241,10 +241,17 @@ as in on at for from to your you you're yours the this that these those it it's 
 """.split())
 
 
-def speaks_as_user(answer: str) -> bool:
-    """The model copied the user's own sentence ("My wife Leena is a pharmacist", "I'm Amara"):
-    an answer to the user about themselves says "you"; spoken as "I", it reads as the assistant's."""
-    return bool(AS_THE_USER.search(answer))
+I_PHRASE = re.compile(r"(?i)\b(i|i'm|i'll|i've|i'd)\s+(\w+)")
+
+
+def speaks_as_user(answer: str, notes: Sequence[Note] = ()) -> bool:
+    """The model copied the user's own sentence ("My wife Leena is a pharmacist", "I'm Amara",
+    "The bakery I work at" from "I work at a bakery"): an answer to the user about themselves says
+    "you"; spoken as "I", it reads as the assistant's. ("..., I'm told" is the assistant's own.)"""
+    if AS_THE_USER.search(answer):
+        return True
+    theirs = {(a.lower(), b.lower()) for n in notes if n.role == "user" for a, b in I_PHRASE.findall(n.content)}
+    return any((a.lower(), b.lower()) in theirs for a, b in I_PHRASE.findall(answer))
 
 
 def invented_opener(answer: str, notes: Sequence[Note], message: str) -> bool:
@@ -274,7 +281,7 @@ def agrees(answer: str, answer_vec: np.ndarray | None, notes: Sequence[Note], me
     said, asked_names = salient(answer), salient(message)
     if said - noted - asked_names or invented_opener(answer, notes, message):
         return False  # an invented name or number ("turning 12" when the turn says "six")
-    if about_the_user(message) and speaks_as_user(answer):
+    if about_the_user(message) and speaks_as_user(answer, notes):
         return False  # the user's sentence copied: the user is "you" in an answer about them
     tokens = {w.lower() for w in re.findall(r"[\w'-]+", answer)}
     if required and not (tokens | set(words(answer))) & set(required):

@@ -176,3 +176,11 @@ def test_a_model_answer_speaking_as_the_user_or_opening_with_its_own_name_is_ref
     assert agrees("Ana moved to Montreal for her studies.", None, notes, q)
     assert not agrees("My sister moved to Montreal.", None, notes, q)  # the user's words copied
     assert not agrees("Monsieur A.N., your little sister, moved to Montreal.", None, notes, q)
+
+
+def test_an_answer_repeating_the_users_i_phrase_speaks_as_the_user():
+    notes = [Note(3, "user", "I work at a bakery called Crumbs.", 0.5)]
+    q = "What is the name of the bakery where I work?"
+    assert not agrees("The bakery I work at is called Crumbs.", None, notes, q)
+    assert agrees("The bakery you work at is called Crumbs.", None, notes, q)
+    assert agrees("It is called Crumbs, I'm told.", None, notes, q)
