@@ -13,7 +13,8 @@ sentence, in another language, longer than the whole memory budget):
 * **Checked** (``grounded`` mode, the embedded default): the model's text is shown only when it
   agrees with the cited turns -- it repeats at least one of their words that the question did not
   contain, most of its own new words come from them, and its embedding is close to one of them.
-  Otherwise the user gets an honest extractive answer quoting the turn: "You told me (turn 3): ...".
+  Otherwise the user gets an honest extractive answer quoting the turn: "You told me (turn 3): ...",
+  worded in the user's language (``assistant.wording``); so is a model answer in another language.
 * **Clean.** Prompt syntax never reaches the user: ``[cited]``, ``[T12]`` and similar markers are
   removed from whatever the model writes (``clean_answer``).
 
@@ -24,12 +25,13 @@ system prompt, streamed as it writes (``context`` mode), with the same cap and c
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .lexical import words
+from .lexical import STOP_WORDS, words
+from .wording import WORDINGS, language
 
 MAX_ANSWER_TOKENS = 150
 MIN_ANSWER_TOKENS = 16
@@ -93,40 +95,72 @@ def cap_text(text: str, cap: int, count) -> str:
     return (" ".join(out) + " …") if out else "…"
 
 
+QUESTION_START = re.compile(r"(?i)\s*(what|when|where|who|whom|which|why|how|do|does|did|is|are|"
+                            r"can|could|tell me|remind me)\b")
+WH = re.compile(r"(?i)\b(what|when|where|who|whom|which|why|how)\b")
+SELF_WORDS = re.compile(r"(?i)\b(i|i'm|i'll|i've|i'd|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
+SELF_START = re.compile(r"(?i)^\s*(i|i'm|i'll|i've|i'd|my|we|we're|we'll|we've|our)\b")
+
+
+def _clauses(text: str) -> list[str]:
+    return [c for c in re.split(r"[,;.!?:]+", text) if c.strip()]
+
+
 def is_question(message: str) -> bool:
-    return message.rstrip().endswith(("?", "？", "¿")) or bool(
-        re.match(r"(?i)\s*(what|when|where|who|whom|which|why|how|do|does|did|is|are|can|could|"
-                 r"tell me|remind me)\b", message))
+    """Does the user ask? A question mark or an opening question word -- unless the question is a
+    tag on a statement about the user ("I'm 34, can you believe it?", "We met on Friday, right?"):
+    then the user is telling, and gets a statement's reply."""
+    text = message.rstrip()
+    if not (text.endswith(("?", "？", "¿")) or QUESTION_START.match(text)):
+        return False
+    clauses = _clauses(text)
+    if len(clauses) < 2:
+        return True
+    last = clauses[-1]
+    tag = not WH.search(last) and not SELF_WORDS.search(last)
+    return not (tag and any(SELF_START.match(c) for c in clauses[:-1]))
 
 
-SELF_WORDS = re.compile(r"(?i)\b(i|me|my|mine|myself|we|us|our|ours)\b")
+def states(text: str) -> bool:
+    """Does the user's turn state something? Not a question, or a question beside a statement
+    about themselves ("My name is Sam, what's yours?")."""
+    return not is_question(text) or any(SELF_START.match(c) and not WH.search(c) for c in _clauses(text))
+
+
+REQUEST = re.compile(r"(?i)\b(tell|give|show|help|let|teach|send|explain to)\s+(me|us)\b")
 
 
 def about_the_user(message: str) -> bool:
     """Does the question ask about the user ("When is my trip?"), not the assistant ("How are
-    you?")? Only then is a guess from memory worth quoting when nothing was cited."""
-    return bool(SELF_WORDS.search(message))
+    you?", "My name is Sam, what's yours?": the asking part counts) or the world ("Can you tell me
+    a fact about the sea?": "me" in a request does not count)? Only then is a guess from memory
+    worth quoting when nothing was cited."""
+    clauses = _clauses(REQUEST.sub(" ", message))
+    asking = [i for i, c in enumerate(clauses) if QUESTION_START.match(c) or WH.search(c)]
+    part = clauses[asking[-1]:] if asking else clauses
+    return any(SELF_WORDS.search(c) for c in part)
 
 
-def quote_turn(note: Note, max_chars: int = 400) -> str:
+def quote_turn(note: Note, max_chars: int = 400, lang: str = "en") -> str:
     text = re.sub(r"\s+", " ", note.content).strip()
     if len(text) > max_chars:
         text = text[:max_chars].rsplit(" ", 1)[0] + " …"
-    who = "You told me" if note.role == "user" else "I said"
-    return f"{who} (turn {note.number}): {clean_answer(text)}"
+    w = WORDINGS[lang]
+    who = w.told if note.role == "user" else w.said
+    return who.format(n=note.number) + clean_answer(text)
 
 
-def extractive(notes: Sequence[Note], sure: bool = True) -> str:
-    """The honest answer built from the turns themselves: the best user statement (not a
-    question), else the best turn."""
-    ranked = sorted(notes, key=lambda n: (-n.weight, -n.number))
-    stated = [n for n in ranked if n.role == "user" and not is_question(n.content)]
+def extractive(notes: Sequence[Note], sure: bool = True, lang: str = "en") -> str:
+    """The honest answer built from the turns themselves (``notes``: best first): the first user
+    statement (not a question), else the first turn; in ``lang`` (``assistant.wording``)."""
+    ranked = list(notes)
+    stated = [n for n in ranked if n.role == "user" and states(n.content)]
     said = [n for n in ranked if n.role != "user"]
     best = (stated or said or ranked)[0]
-    text = quote_turn(best)
-    if not sure and text.startswith("You "):
-        text = "you " + text[4:]
-    return text if sure else f"I am not sure; the closest thing in memory: {text}"
+    text = quote_turn(best, lang=lang)
+    if sure:
+        return text
+    return WORDINGS[lang].unsure + text[0].lower() + text[1:]
 
 
 def _flat(text: str) -> str:
@@ -201,19 +235,57 @@ def salient(text: str) -> set[str]:
     return {w for w in found if not w.startswith("i'")}  # "I'm", "I'll": the pronoun, not a name
 
 
-def agrees(answer: str, answer_vec: np.ndarray | None, notes: Sequence[Note], message: str) -> bool:
+AS_THE_USER = re.compile(r"(?i)^\W*(i|i'm|i'll|i've|i'd)\b|\b(my|mine|myself|me|we|we're|we've|us|our|ours)\b")
+OPENERS = frozenset("""yes no sure okay ok well sorry hello hi dear great certainly of according based
+as in on at for from to your you you're yours the this that these those it it's there here he she they
+""".split())
+
+
+I_PHRASE = re.compile(r"(?i)\b(i|i'm|i'll|i've|i'd)\s+(\w+)")
+
+
+def speaks_as_user(answer: str, notes: Sequence[Note] = ()) -> bool:
+    """The model copied the user's own sentence ("My wife Leena is a pharmacist", "I'm Amara",
+    "The bakery I work at" from "I work at a bakery"): an answer to the user about themselves says
+    "you"; spoken as "I", it reads as the assistant's. ("..., I'm told" is the assistant's own.)"""
+    if AS_THE_USER.search(answer):
+        return True
+    theirs = {(a.lower(), b.lower()) for n in notes if n.role == "user" for a, b in I_PHRASE.findall(n.content)}
+    return any((a.lower(), b.lower()) in theirs for a, b in I_PHRASE.findall(answer))
+
+
+def invented_opener(answer: str, notes: Sequence[Note], message: str) -> bool:
+    """The first word is a name of the model's own ("Monsieur A.N., your sister ..."): capitalised,
+    not a common opening word, and in neither the notes nor the question (``salient`` cannot tell a
+    name that opens a sentence from a capitalised first word, so this is checked apart)."""
+    m = re.match(r"\W*([A-Z][\w'-]+)", answer)
+    if not m:
+        return False
+    first = m.group(1).lower()
+    known = {w.lower() for t in [message, *(n.content for n in notes)] for w in re.findall(r"[\w'-]+", t)}
+    return first not in known and first not in OPENERS and first not in STOP_WORDS
+
+
+def agrees(answer: str, answer_vec: np.ndarray | None, notes: Sequence[Note], message: str,
+           required: Collection[str] = ()) -> bool:
     """Does the model's text say what the cited turns say? Lexical and embedding evidence, not
     wording: it must repeat a word of theirs the question lacked, most of its new words must come
     from them, it may not bring a name or number of its own, it must keep a name or number of
-    theirs when they have one, and (when vectors are given) it must be close to one of them."""
+    theirs when they have one, it must carry one of the ``required`` words (a correction's new
+    value) when any are given, it may not speak as the user when the question is about the user,
+    and (when vectors are given) it must be close to one of them."""
     # the user's own statements are the facts; the assistant's turns count only without them
     # (else a model repeating its earlier chatter would "agree")
     notes = [n for n in notes if n.role == "user"] or list(notes)
     noted = set().union(*(salient(n.content) for n in notes)) if notes else set()
     said, asked_names = salient(answer), salient(message)
-    if said - noted - asked_names:
+    if said - noted - asked_names or invented_opener(answer, notes, message):
         return False  # an invented name or number ("turning 12" when the turn says "six")
+    if about_the_user(message) and speaks_as_user(answer, notes):
+        return False  # the user's sentence copied: the user is "you" in an answer about them
     tokens = {w.lower() for w in re.findall(r"[\w'-]+", answer)}
+    if required and not (tokens | set(words(answer))) & set(required):
+        return False  # the corrected value is missing ("Priya" when the user then said "Oskar")
     if noted - asked_names and not (tokens & noted) - asked_names:
         return False  # the name the question is about was dropped ("the far north", not Tromso)
     asked = set(words(message))
@@ -232,52 +304,46 @@ def agrees(answer: str, answer_vec: np.ndarray | None, notes: Sequence[Note], me
 
 GROUNDED_MAX_TOKENS = 48  # one short sentence; the 135M model rambles past it
 GROUNDED_TEMPERATURE = 0.1
+# the server stops at the first sentence's end: only one sentence is shown, and the tokens after
+# it would cost generation time before the user sees anything (the embedded answer is not streamed)
+ONE_SENTENCE = {"stop": [". ", "! ", "? ", "\n"]}
 
 
 def grounded_answer(llm, embed, notes: Sequence[Note], message: str, cap: int, count,
-                    sure: bool = True) -> tuple[str, np.ndarray, str]:
-    """Ask the model from ``notes`` only, keep its text if it agrees with them, else quote them.
+                    sure: bool = True, required: Collection[str] = ()) -> tuple[str, np.ndarray, str]:
+    """Ask the model from ``notes`` only (best first), keep its text if it agrees with them, else
+    quote the first.
 
     Returns (answer, its vector, how: ``model`` or ``extractive``). ``sure=False``: the notes are
-    the ranker's best guesses, not citations, and an extractive answer says so."""
+    the ranker's best guesses, not citations, and an extractive answer says so. ``required``: see
+    ``agrees``."""
     raw = llm.complete(grounded_messages(notes, message), max_tokens=min(cap, GROUNDED_MAX_TOKENS),
-                       temperature=GROUNDED_TEMPERATURE)
+                       temperature=GROUNDED_TEMPERATURE, extra_body=ONE_SENTENCE)
     text = clean_answer(raw or "")
     vec = embed(text) if text else None
-    if text and agrees(text, vec, notes, message):
+    lang = language(message)
+    if text and language(text) == lang and agrees(text, vec, notes, message, required):
         text = cap_text(text, cap, count)
         return text, vec, "model"
-    text = cap_text(extractive(notes, sure), cap, count)
+    text = cap_text(extractive(notes, sure, lang), cap, count)
     return text, embed(text), "extractive"
 
 
-def answer_notes(active: Sequence, retrieval, guesses: int = 0) -> list[Note]:
-    """The cited in-memory turns as notes (weight: the citation's); with ``guesses`` > 0, the
-    ranker's best ``guesses`` turns instead (for a question nothing was cited for): the user's
-    statements before the assistant's turns, the user's own earlier questions left out."""
-    by_number = {c.number: c for c in active}
-    if not guesses:
-        return [Note(c.turn, by_number[c.turn].role, by_number[c.turn].content, c.weight,
-                     by_number[c.turn].vector) for c in retrieval.cited if c.turn in by_number]
-    usable = [n for n in retrieval.ranked if n in by_number
-              and not (by_number[n].role == "user" and is_question(by_number[n].content))]
-    # the user's statements first: a guess from the assistant's own chatter answers nothing
-    best = sorted(usable, key=lambda n: by_number[n].role != "user")[:guesses]
-    return [Note(n, by_number[n].role, by_number[n].content, round(1.0 - 0.1 * i, 2),
-                 by_number[n].vector) for i, n in enumerate(best)]
-
-
-ACKNOWLEDGEMENT = "Noted."
+ACKNOWLEDGEMENT = WORDINGS["en"].noted
 REPLY_MAX_TOKENS = 40
 
 
 def statement_reply(llm, message: str, cap: int, count) -> tuple[str, str]:
-    """The embedded model's short reply to a statement, from that message alone; a reply that
-    brings names or numbers of its own (the 135M model invents cities and switches language) is
-    replaced by a plain acknowledgement. Returns (reply, how: ``model`` or ``acknowledged``)."""
+    """The embedded model's short reply to a statement (its first sentence), from that message
+    alone; a reply that brings names or numbers of its own (the 135M model invents cities and
+    switches language) is replaced by a plain acknowledgement in the user's language, and so is a
+    reply in another language than the message's. Returns (reply, how: ``model`` or ``acknowledged``)."""
     messages = context_messages([], [], message, count, None)
     text = clean_answer(llm.complete(messages, max_tokens=min(cap, REPLY_MAX_TOKENS),
-                                     temperature=GROUNDED_TEMPERATURE) or "")
-    if not text or salient(text) - salient(message):
-        return ACKNOWLEDGEMENT, "acknowledged"
-    return cap_text(text, cap, count), "model"
+                                     temperature=GROUNDED_TEMPERATURE, extra_body=ONE_SENTENCE) or "")
+    lang = language(message)
+    if not text or salient(text) - salient(message) or language(text) != lang:
+        return WORDINGS[lang].noted, "acknowledged"
+    # one sentence: the model's chatter after it is stored in memory too, and pushes the user's
+    # own statements out of a small budget
+    return cap_text(SENTENCE_END.split(text, maxsplit=1)[0], cap, count), "model"

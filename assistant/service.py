@@ -32,12 +32,13 @@ import numpy as np
 from memory.tokens import TokenCounter
 from memory.types import EvictionRecord
 
-from .answer import (StreamCleaner, about_the_user, answer_cap, answer_notes, cap_text, clean_answer, context_messages,
-                     grounded_answer, is_question, statement_reply)
+from .answer import (StreamCleaner, answer_cap, cap_text, clean_answer, context_messages, grounded_answer,
+                     is_question, statement_reply)
 from .embeddings import pack_vector, unpack_vector
 from . import need
 from .cache import ByteCache
 from .errors import AlreadyAnswered, StorageError
+from .notes import select_notes
 from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, app_config, find_misses, retrieve
 from .store import MemoryStore
 
@@ -193,19 +194,18 @@ class ChatService:
         misses = find_misses(ex.vec, evicted, retrieval.best_offered_similarity, self.miss_threshold)
 
         cap = answer_cap(ex.budget if ex.budget is not None else self._budget(r.conversation_id, ex.owner))
-        # the grounded answer is for questions; a statement gets a short chat reply
-        question = is_question(ex.message)
-        notes = answer_notes(active, retrieval) if question else []
-        sure = bool(notes)
-        if not notes and question and about_the_user(ex.message):  # nothing cited: best guesses
-            notes = answer_notes(active, retrieval, guesses=2)
+        # the grounded answer is for questions (a statement gets a short chat reply), from its
+        # notes: the cited turns, adjusted (assistant.notes)
+        grounded = self.answer_mode == "grounded"
+        picked = select_notes(ex.message, active, retrieval) if grounded and is_question(ex.message) else None
         t1 = time.perf_counter()
-        if self.answer_mode == "grounded" and notes:
-            answer, avec, r.answered_by = grounded_answer(self.llm, self._embed, notes, ex.message,
-                                                          cap, self.counter.count, sure)
+        if picked and picked.notes:
+            answer, avec, r.answered_by = grounded_answer(self.llm, self._embed, picked.notes, ex.message,
+                                                          cap, self.counter.count, picked.sure,
+                                                          picked.required)
             r.timings["ttft_ms"], r.timings["answer_ttft_ms"] = _ms(ex.t0), _ms(t1)
             yield answer
-        elif self.answer_mode == "grounded":
+        elif grounded:
             # a statement: the embedded model's reply sees only that message (with history it
             # repeats and mixes up earlier turns) and is checked before it is shown
             answer, r.answered_by = statement_reply(self.llm, ex.message, cap, self.counter.count)

@@ -2,11 +2,19 @@
 
 Each probe is a short scripted conversation (``bench/probes.jsonl``: facts stated among chit-chat,
 one JSON object per line: ``id``, ``turns``, ``question``, ``fact`` -- accepted spellings of the
-fact). Every turn is sent through ``ChatService`` exactly as a chat message is (the model answers
-each one, the memory evicts under its budget), then the question; the probe passes when the
-answer contains one of the fact's spellings (case-insensitive). The model and embeddings are the
+fact -- and optionally ``stale``, values a later turn corrected). Every turn is sent through
+``ChatService`` exactly as a chat message is (the model answers each one, the memory evicts under
+its budget), then the question. A fact probe passes when the answer contains one of the fact's
+spellings (case-insensitive) and none of its stale values. A probe with an empty ``fact`` asks
+for something never stated: it passes when the answer says it does not know (one of
+``ABSTAIN``'s phrases), since any fact it offers would be invented or beside the point. The model and embeddings are the
 ones the app would use (the embedded model when nothing is configured); the database is a
 throwaway SQLite file.
+
+Two sets: ``probes.jsonl`` (24 probes, one fact each; the answer rules were adjusted on it) and
+``probes_heldout.jsonl`` (37 probes written before it was ever run: facts stated indirectly, two
+in one message, corrected later, after long chit-chat, asked in other words or languages, and four
+asking for something never stated).
 """
 
 from __future__ import annotations
@@ -28,6 +36,22 @@ class Probe:
     turns: tuple[str, ...]
     question: str
     fact: tuple[str, ...]
+    stale: tuple[str, ...] = ()
+
+    @property
+    def unknown(self) -> bool:
+        """Nothing in the conversation answers the question: the honest reply is "I don't know"."""
+        return not self.fact
+
+
+# Phrases of an answer that admits it does not know (English; lower-case, apostrophes straight).
+ABSTAIN = (
+    "don't know", "do not know", "not sure", "no idea", "didn't tell", "did not tell",
+    "haven't told", "have not told", "never told", "didn't mention", "did not mention",
+    "haven't mentioned", "have not mentioned", "never mentioned", "not mentioned",
+    "don't have", "do not have", "no record", "can't find", "cannot find", "couldn't find",
+    "could not find", "don't remember", "do not remember", "don't recall", "do not recall",
+)
 
 
 def load(path: str | Path = PROBES) -> list[Probe]:
@@ -39,7 +63,7 @@ def load(path: str | Path = PROBES) -> list[Probe]:
         try:
             d = json.loads(line)
             out.append(Probe(str(d["id"]), tuple(map(str, d["turns"])), str(d["question"]),
-                             tuple(map(str, d["fact"]))))
+                             tuple(map(str, d["fact"])), tuple(map(str, d.get("stale", ())))))
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path}:{n}: not a probe ({exc})") from None
     return out
@@ -48,6 +72,18 @@ def load(path: str | Path = PROBES) -> list[Probe]:
 def contains_fact(answer: str, fact: Iterable[str]) -> bool:
     low = answer.lower()
     return any(f.lower() in low for f in fact)
+
+
+def abstains(answer: str) -> bool:
+    """The answer says it does not know (curly apostrophes count as straight ones)."""
+    return contains_fact(answer.replace("\u2019", "'"), ABSTAIN)
+
+
+def passes(p: Probe, answer: str) -> bool:
+    """A fact probe: the fact and no stale value; an unknown probe: an admission of not knowing."""
+    if p.unknown:
+        return abstains(answer)
+    return contains_fact(answer, p.fact) and not contains_fact(answer, p.stale)
 
 
 def run(svc, probes: list[Probe], settings: MemorySettings,
@@ -59,16 +95,26 @@ def run(svc, probes: list[Probe], settings: MemorySettings,
         for text in p.turns:
             svc.ask(conv, text)
         r = svc.ask(conv, p.question)
-        rows.append({"id": p.id, "ok": contains_fact(r.answer, p.fact), "answer": r.answer,
+        rows.append({"id": p.id, "unknown": p.unknown, "ok": passes(p, r.answer), "answer": r.answer,
                      "answered_by": r.answered_by, "cited": r.cited,
                      "answer_tokens": svc.counter.count(r.answer),
                      "ttft_ms": r.timings.get("ttft_ms")})
     ttft = [r["ttft_ms"] for r in rows if r["ttft_ms"] is not None]
+    facts = [r for r in rows if not r["unknown"]]
+    unknown = [r for r in rows if r["unknown"]]
     return {
         "probes": len(rows),
-        "with_fact": round(sum(r["ok"] for r in rows) / len(rows), 4) if rows else 0.0,
+        "fact_probes": len(facts),
+        "with_fact": _share(facts),
+        "unknown_probes": len(unknown),
+        "abstained": _share(unknown),
+        "passed": _share(rows),
         "answered_by": {k: sum(r["answered_by"] == k for r in rows) for k in ("model", "extractive")},
         "max_answer_tokens": max((r["answer_tokens"] for r in rows), default=0),
         "question_ttft_ms_median": round(statistics.median(ttft), 1) if ttft else None,
         "rows": rows,
     }
+
+
+def _share(rows: list[dict]) -> float:
+    return round(sum(r["ok"] for r in rows) / len(rows), 4) if rows else 0.0
