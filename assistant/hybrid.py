@@ -40,11 +40,11 @@ class HybridParams:
     bm25_k1: float = 0.9  # chosen on conversations 1-2 among (0.9-2.0) x (0.25-0.9)
     bm25_b: float = 0.3  # short turns: weak length normalisation ranks better
     # one weight per feature, in the order of rank_features.NAMES
-    weights: tuple[float, ...] = (0.5099, 5.0238, -0.4206, 4.3319, 3.2923, 1.4682, 0.8087, -0.5329, 0.2743, -0.2777, 0.8199, 1.0812,
-                                     2.3308, 8.7707)
+    weights: tuple[float, ...] = (0.5702, 3.6422, 0.0007, 3.7075, 2.818, 1.2292, 0.7716, -0.5361, 0.3142, -0.318, 0.776,
+                                     1.0631, 2.3719, 8.9451)
     # logistic calibration: bias, score, gap to the best score, log(1 + bm25), log(candidates), cosine
-    calibration: tuple[float, ...] = (-1.5017, 0.068, -0.811, 0.7268, -0.3061, 0.2773)
-    threshold: float = 0.225
+    calibration: tuple[float, ...] = (-1.7844, 0.1164, -0.7761, 0.3759, -0.2426, 0.4786)
+    threshold: float = 0.25
     max_cites: int = 5
     # a turn cited without a model shares a word with the message or is this close to it: the
     # calibration saw memories of 20-700 turns, and in a memory of one or two turns it would
@@ -72,6 +72,16 @@ def _terms(text: str) -> tuple[str, ...]:
     return tuple(words(text))
 
 
+def query_terms(message: str, texts: Sequence[str]) -> tuple[str, ...]:
+    """The message's words BM25 looks for: its content words, less the names of the transcript's
+    speakers (``Name: text`` turns). A speaker's name is in every turn they wrote, so BM25 would
+    credit all of them for it; the ``speaker`` feature carries the name instead. A message made
+    of names only keeps them."""
+    terms = _terms(message)
+    names = {w for t in texts if (who := rank_features.turn_facts(t)[0]) for w in _terms(who)}
+    return tuple(w for w in terms if w not in names) or terms
+
+
 def hybrid_score(features: np.ndarray, params: HybridParams = DEFAULT_PARAMS) -> np.ndarray:
     """The ranking key: each candidate's features (``rank_features.features``) times the weights."""
     if len(params.weights) != len(rank_features.NAMES):
@@ -96,7 +106,8 @@ def rank(message: str, cosine: np.ndarray, texts: Sequence[str],
          params: HybridParams = DEFAULT_PARAMS) -> Ranking:
     """Score ``texts`` (the candidates, in memory order) for ``message``; ``cosine`` given."""
     cosine = np.asarray(cosine, dtype=np.float64)
-    lexical = bm25_scores(_terms(message), [_terms(t) for t in texts], params.bm25_k1, params.bm25_b)
+    lexical = bm25_scores(query_terms(message, texts), [_terms(t) for t in texts], params.bm25_k1,
+                          params.bm25_b)
     score = hybrid_score(rank_features.features(message, cosine, lexical, texts), params)
     asked = set(_terms(message))
     overlap = np.array([len(asked.intersection(_terms(t))) for t in texts], dtype=np.int64)

@@ -22,7 +22,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from assistant import rank_features
-from assistant.hybrid import HybridParams, _terms, calibrate, hybrid_score
+from assistant.hybrid import HybridParams, _terms, calibrate, hybrid_score, query_terms
 from assistant.lexical import bm25_scores
 from .cites import Ask, Corpus
 
@@ -40,7 +40,8 @@ def _raw(corpus: Corpus, items: Sequence[Ask], base: HybridParams) -> list[Raw]:
         q = corpus.questions[a.conv][a.question.index]
         texts = [c.content for c in cands]
         cos = np.vstack([c.vector for c in cands]).astype(np.float64) @ np.asarray(q, np.float64)
-        bm = bm25_scores(_terms(a.question.question), [_terms(t) for t in texts], base.bm25_k1, base.bm25_b)
+        bm = bm25_scores(query_terms(a.question.question, texts), [_terms(t) for t in texts],
+                         base.bm25_k1, base.bm25_b)
         x = rank_features.features(a.question.question, cos, bm, texts)
         out.append((x, cos, bm, {e - 1 for e in a.question.evidence if e <= a.at}))
     return out

@@ -104,3 +104,10 @@ def test_alone_the_ranker_does_not_cite_a_greeting_in_a_tiny_memory(real):
     msg = "Hi there! How are you today?"
     res = retrieve(None, msg, real.encode(msg)[0], cs, config=RetrievalConfig(ask_model=False))
     assert res.cited == () and res.ranked == (1,)
+
+
+def test_bm25_query_leaves_out_the_transcripts_speaker_names():
+    texts = ["Evan: I drive a Prius.", "Sam: Evan, nice car!"]
+    assert hybrid.query_terms("What car does Evan drive?", texts) == ("car", "drive")
+    assert hybrid.query_terms("Evan?", texts) == ("evan",)  # names only: kept
+    assert hybrid.query_terms("What car does Evan drive?", ["I drive a Prius."]) == ("car", "evan", "drive")
