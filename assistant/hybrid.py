@@ -40,8 +40,8 @@ class HybridParams:
     bm25_k1: float = 0.9  # chosen on conversations 1-2 among (0.9-2.0) x (0.25-0.9)
     bm25_b: float = 0.3  # short turns: weak length normalisation ranks better
     # one weight per feature, in the order of rank_features.NAMES
-    weights: tuple[float, ...] = (0.5702, 3.6422, 0.0007, 3.7075, 2.818, 1.2292, 0.7716, -0.5361, 0.3142, -0.318, 0.776,
-                                     1.0631, 2.3719, 8.9451)
+    weights: tuple[float, ...] = (0.5702, 3.6422, 0.0007, 3.7075, 2.818, 1.2292, 0.7716, -0.5361,
+                                  0.3142, -0.318, 0.776, 1.0631, 2.3719, 8.9451)
     # logistic calibration: bias, score, gap to the best score, log(1 + bm25), log(candidates), cosine
     calibration: tuple[float, ...] = (-1.7844, 0.1164, -0.7761, 0.3759, -0.2426, 0.4786)
     threshold: float = 0.25
