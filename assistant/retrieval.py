@@ -2,8 +2,9 @@
 
 One exchange, step 2. Pure functions around at most one LLM call; no storage access:
 
-1. ``rank_candidates`` ranks the in-memory turns: ``hybrid`` (BM25 + embeddings + neighbours,
-   with a calibrated confidence, ``assistant.hybrid``) or ``embeddings`` (cosine only);
+1. ``rank_candidates`` ranks the in-memory turns: ``hybrid`` (a learnt mix of BM25, embeddings,
+   neighbours and turn features, with a calibrated confidence, ``assistant.hybrid``) or
+   ``embeddings`` (cosine only);
    ``shortlist`` offers the top ``k`` plus every pinned turn (tiny models cannot read the whole
    memory; a shortlist keeps the prompt short and the choice easy).
 2. Without a model (``ask_model`` off: the embedded default) the ranker cites alone

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from assistant import hybrid
+from assistant import hybrid, rank_features
 from assistant.lexical import bm25_scores, words
 from assistant.retrieval import Candidate, RetrievalConfig, retrieve
 
@@ -73,11 +73,21 @@ def test_lexical_match_beats_embedding_only_on_a_name(real):
 def test_confidence_is_a_probability_and_order_is_deterministic():
     cos = np.array([0.2, 0.2, 0.9, 0.1])
     bm = np.array([0.0, 0.0, 3.0, 0.0])
-    s = hybrid.hybrid_score(cos, bm)
-    p = hybrid.calibrate(s, bm)
-    assert ((0 <= p) & (p <= 1)).all() and int(np.argmax(p)) == 2
+    texts = ["Nice.", "Sure thing, see you then.", "My sister Ingrid plays the cello in Oslo.", "Ok!"]
+    s = hybrid.hybrid_score(rank_features.features("Who plays the cello?", cos, bm, texts))
+    p = hybrid.calibrate(s, bm, cos)
+    assert ((0 <= p) & (p <= 1)).all() and int(np.argmax(s)) == 2 and int(np.argmax(p)) == 2
     assert hybrid.order(np.array([1.0, 1.0, 0.5]), [7, 3, 9]) == [1, 0, 2]  # tie: older turn first
-    assert hybrid.calibrate(np.zeros(0), np.zeros(0)).shape == (0,)
+    assert hybrid.calibrate(np.zeros(0), np.zeros(0), np.zeros(0)).shape == (0,)
+    assert hybrid.hybrid_score(np.zeros((0, len(rank_features.NAMES)))).shape == (0,)
+
+
+def test_weights_must_match_the_features():
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="features"):
+        hybrid.hybrid_score(np.zeros((2, len(rank_features.NAMES))),
+                            replace(hybrid.DEFAULT_PARAMS, weights=(1.0, 2.0)))
 
 
 def test_embeddings_ranker_cites_its_top_k_without_a_model(real):
@@ -94,3 +104,10 @@ def test_alone_the_ranker_does_not_cite_a_greeting_in_a_tiny_memory(real):
     msg = "Hi there! How are you today?"
     res = retrieve(None, msg, real.encode(msg)[0], cs, config=RetrievalConfig(ask_model=False))
     assert res.cited == () and res.ranked == (1,)
+
+
+def test_bm25_query_leaves_out_the_transcripts_speaker_names():
+    texts = ["Evan: I drive a Prius.", "Sam: Evan, nice car!"]
+    assert hybrid.query_terms("What car does Evan drive?", texts) == ("car", "drive")
+    assert hybrid.query_terms("Evan?", texts) == ("evan",)  # names only: kept
+    assert hybrid.query_terms("What car does Evan drive?", ["I drive a Prius."]) == ("car", "evan", "drive")
