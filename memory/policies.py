@@ -175,7 +175,7 @@ class Measured(Policy):
     size_power: float = 1.5
     density: float = 1.0
     background: float = 0.5
-    confirm: float = 6.0
+    confirm: float = 4.0
     verdict_cut: float = 4.0
     verdict_prior: float = 1.0
     need_weight: float = 2.5
