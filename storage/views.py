@@ -147,23 +147,20 @@ class PageReader:
     # ----- evidence ------------------------------------------------------------------------
     def citations(self, numbers: Iterable[int]) -> list[Citation]:
         """The citations of these turns, in log order."""
-        rows = []
-        for part in _chunks(numbers):
-            rows += self._s.execute(
-                select(CitationRow.id, CitationRow.turn, CitationRow.step, CitationRow.weight, CitationRow.source,
-                       CitationRow.answer_turn)
-                .where(CitationRow.conversation_id == self._id, CitationRow.turn.in_(part))).all()
-        rows.sort(key=lambda r: r[0])
-        return [Citation(t, st, w, src, a) for _, t, st, w, src, a in rows]
+        return self._citations_where(CitationRow.turn, numbers)
 
     def cites_by(self, answers: Iterable[int]) -> list[Citation]:
         """The citations these answers made, in log order."""
+        return self._citations_where(CitationRow.answer_turn, answers)
+
+    def _citations_where(self, column, values: Iterable[int]) -> list[Citation]:
+        """The citations whose ``column`` is one of ``values``, in log order."""
         rows = []
-        for part in _chunks(answers):
+        for part in _chunks(values):
             rows += self._s.execute(
                 select(CitationRow.id, CitationRow.turn, CitationRow.step, CitationRow.weight, CitationRow.source,
                        CitationRow.answer_turn)
-                .where(CitationRow.conversation_id == self._id, CitationRow.answer_turn.in_(part))).all()
+                .where(CitationRow.conversation_id == self._id, column.in_(part))).all()
         rows.sort(key=lambda r: r[0])
         return [Citation(t, st, w, src, a) for _, t, st, w, src, a in rows]
 
