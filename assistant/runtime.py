@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import threading
 
-from assistant.tokens import counter_for
+from assistant.models.tokens import counter_for
 from memory.types import MemorySettings
 
-from .config import current
-from .llm import make_llm
-from .model_tokens import exact_counter
-from .tokens import LocalTokenCounter
-from .service import ChatService
-from .store import MemoryStore, default_url, open_store
+from assistant.config import current
+from assistant.models.llm import make_llm
+from assistant.models.model_tokens import exact_counter
+from assistant.models.tokens import LocalTokenCounter
+from assistant.service import ChatService
+from assistant.store import MemoryStore, default_url, open_store
 
 LOCAL_DEFAULT_BUDGET = 1000
 _lock = threading.Lock()
@@ -48,7 +48,7 @@ def default_settings(backend: str) -> MemorySettings:
 
 
 def make_embedder():
-    from .embeddings import get_embedder
+    from assistant.models.embeddings import get_embedder
 
     return get_embedder()
 

@@ -2,7 +2,7 @@
 
     store the user's turn (committed before any model call)
     -> retrieval step (hybrid ranking; the ranker or the LLM cites; cites validated)
-    -> answer (assistant.answer): the embedded model answers a question from the cited turns
+    -> answer (assistant.answering.answer): the embedded model answers a question from the cited turns
        only, checked against them (else a quote of them); a configured model streams from the
        in-memory turns; capped at a quarter of the budget, no prompt syntax shown
     -> store the answer with its citations, log misses (or restore them: the second chance),
@@ -32,15 +32,15 @@ import numpy as np
 from memory.tokens import TokenCounter
 from memory.types import EvictionRecord
 
-from .answer import (StreamCleaner, answer_cap, cap_text, clean_answer, context_messages, grounded_answer,
+from assistant.answering.answer import (StreamCleaner, answer_cap, cap_text, clean_answer, context_messages, grounded_answer,
                      is_question, statement_reply)
-from .embeddings import pack_vector, unpack_vector
-from . import need
-from .cache import ByteCache
-from .errors import AlreadyAnswered, StorageError
-from .notes import select_notes
-from .retrieval import Candidate, Miss, RetrievalConfig, RetrievalResult, app_config, find_misses, retrieve
-from .store import MemoryStore
+from assistant.models.embeddings import pack_vector, unpack_vector
+from assistant import need
+from assistant.cache import ByteCache
+from assistant.errors import AlreadyAnswered, StorageError
+from assistant.answering.notes import select_notes
+from assistant.retrieval.step import Candidate, Miss, RetrievalConfig, RetrievalResult, app_config, find_misses, retrieve
+from assistant.store import MemoryStore
 
 MAX_MESSAGE_CHARS = 200_000
 CANDIDATE_CACHE_BYTES = 256 * 1024 * 1024  # stored turns' text and vectors kept per process
@@ -195,7 +195,7 @@ class ChatService:
 
         cap = answer_cap(ex.budget if ex.budget is not None else self._budget(r.conversation_id, ex.owner))
         # the grounded answer is for questions (a statement gets a short chat reply), from its
-        # notes: the cited turns, adjusted (assistant.notes)
+        # notes: the cited turns, adjusted (assistant.answering.notes)
         grounded = self.answer_mode == "grounded"
         picked = select_notes(ex.message, active, retrieval) if grounded and is_question(ex.message) else None
         t1 = time.perf_counter()

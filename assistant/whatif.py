@@ -28,7 +28,7 @@ from memory.layer import MemoryLayer
 from memory.tokens import TokenCounter
 from memory.types import EvictionRecord, MemorySettings, PinRefused, Snapshot
 
-from . import need
+from assistant import need
 
 POLICY_NAMES = ("fifo", "lru", "accumulate", "window", "measured")
 

@@ -1,7 +1,7 @@
 """``lagmem bench cites``: how good is the evidence the app's retrieval step really records?
 
 For each LoCoMo question (placed as in ``bench locomo``: after the session of its latest evidence
-turn or later, by seed), the app's own retrieval step -- ``assistant.retrieval.retrieve``, the
+turn or later, by seed), the app's own retrieval step -- ``assistant.retrieval.step.retrieve``, the
 code a chat message runs -- is run over the turns so far, with the question as the message. The
 turns it cites are compared with the question's gold evidence:
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from assistant.retrieval import Candidate, RetrievalConfig, retrieve
+from assistant.retrieval.step import Candidate, RetrievalConfig, retrieve
 from .locomo import CATEGORIES, Conversation, Question, place
 
 KS = (5, 10, 20)
@@ -152,8 +152,8 @@ def table(results: Sequence[dict]) -> str:
 
 def retriever(name: str):
     """(client, RetrievalConfig) for a retriever name, or (None, reason) when it cannot run."""
-    from assistant.llm import LLMConfig, make_llm
-    from assistant.retrieval import RetrievalConfig, app_config
+    from assistant.models.llm import LLMConfig, make_llm
+    from assistant.retrieval.step import RetrievalConfig, app_config
 
     if name == "embeddings":
         return None, RetrievalConfig(ranker="embeddings", ask_model=False, k=5)

@@ -77,7 +77,7 @@ def select(convs: list, wanted: list[str] | None) -> list:
 def cmd_cites(args) -> int:
     from tqdm import tqdm
 
-    from assistant.embeddings import get_embedder
+    from assistant.models.embeddings import get_embedder
     from bench import cites, embed_cache, locomo
 
     path = Path(args.data)
@@ -113,7 +113,7 @@ def cmd_cites(args) -> int:
             results.append({"retriever": name, **cites.run(corpus, items, client, config, bar)})
         finally:
             if name.startswith("local"):
-                from assistant.local_model import stop_server
+                from assistant.models.local_model import stop_server
 
                 stop_server()
     where = (f"over the turns {args.policy} keeps in {args.budget} tokens" if args.policy

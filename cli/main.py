@@ -40,7 +40,7 @@ def _read_transcript(path: str) -> T.Transcript:
 
 
 def _counter():
-    from assistant.tokens import counter_for
+    from assistant.models.tokens import counter_for
 
     return counter_for()  # the answering model's counter, as in the app
 
@@ -212,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve-model"]:
-        from assistant.local_model import serve_model_main
+        from assistant.models.local_model import serve_model_main
 
         return serve_model_main(argv[1:])
     args = build_parser().parse_args(argv)

@@ -51,7 +51,7 @@ def cmd_probes(args) -> int:
             out = probes.run(svc, items, settings, lambda xs: tqdm(xs, desc="probes", unit="probe", file=sys.stderr))
         finally:
             if getattr(svc.llm, "backend", "") == "local":
-                from assistant.local_model import stop_server
+                from assistant.models.local_model import stop_server
 
                 stop_server()
     if args.verbose:

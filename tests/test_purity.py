@@ -1,8 +1,9 @@
 """The house rules, checked: the pure core stays pure, data flows one way, one door to storage.
 
-Floors (``../shared/DESIGN.md``): ``app.py, pages/, cli/`` (shells) -> ``assistant/`` (the product)
--> ``memory/`` (the pure core); ``assistant/store.py`` -> ``storage/`` (-> memory's value types);
-``bench/`` measures the product and the product never imports it; ``tests/`` may import anything.
+Floors (``docs/architecture.md``): ``app.py, pages/, web/`` (the web shell) and ``cli/`` (the terminal
+shell) -> ``assistant/`` (the product) -> ``memory/`` (the pure core); ``assistant/store.py`` ->
+``storage/`` (-> memory's value types); ``bench/`` measures the product and the product never imports
+it; ``tests/`` may import anything. Only the web shell imports streamlit.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
-OURS = {"memory", "storage", "assistant", "bench", "cli", "pages", "app", "tests"}
+OURS = {"memory", "storage", "assistant", "bench", "cli", "web", "pages", "app", "tests"}
+WEB_SHELL = {"app", "pages", "web"}
 # memory/ does no I/O at all: no files, no environment, no network, no outer layer.
 MEMORY_FORBIDDEN = {"os", "pathlib", "platformdirs", "io", "shutil", "tempfile", "subprocess",
                     "streamlit", "sqlalchemy", "openai", "httpx", "httpx2", "requests", "urllib",
@@ -27,15 +29,16 @@ ALLOWED = {
     "assistant": {"assistant", "memory", "storage"},
     "bench": {"bench", "assistant", "memory", "storage"},
     "cli": {"cli", "assistant", "bench", "memory"},
-    "pages": {"assistant", "memory"},
-    "app": {"assistant", "memory"},
+    "web": {"web", "assistant", "memory"},
+    "pages": {"web", "assistant", "memory"},
+    "app": {"web", "assistant", "memory"},
 }
 
 
 def _modules() -> dict[str, Path]:
-    """Our modules by dotted name (app.py and pages/ count as the web shell)."""
+    """Our modules by dotted name (app.py, pages/ and web/ are the web shell)."""
     out = {"app": ROOT / "app.py"}
-    for floor in ("memory", "storage", "assistant", "bench", "cli"):
+    for floor in ("memory", "storage", "assistant", "bench", "cli", "web"):
         for path in (ROOT / floor).rglob("*.py"):
             if "migrations" in path.parts:
                 continue
@@ -127,3 +130,17 @@ def test_importing_the_core_loads_no_io_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_only_the_web_shell_imports_streamlit():
+    """The product and the terminal never import streamlit; bench/ may drive the pages with
+    Streamlit's AppTest (``streamlit.testing``) to measure them."""
+    offenders = []
+    for name, path in _modules().items():
+        floor = name.split(".")[0]
+        if floor in WEB_SHELL:
+            continue
+        for mod in _imports(name, path):
+            if mod.split(".")[0] == "streamlit" and not (floor == "bench" and mod.startswith("streamlit.testing")):
+                offenders.append(f"{name} imports {mod}")
+    assert offenders == []
