@@ -59,3 +59,16 @@ def test_a_malformed_line_is_refused_with_its_number(tmp_path):
     f.write_text('{"id": "a", "turns": [], "question": "q", "fact": ["x"]}\n{"id": "b"}\n')
     with pytest.raises(ValueError, match=r"p.jsonl:2"):
         probes.load(f)
+
+
+def test_the_first_minute_set_is_fair_to_a_quoting_answer():
+    """Issue 21's blind set: enough probes of each kind, and a quote of a wrong message never passes."""
+    items = probes.load(BENCH / "probes_first_minute.jsonl")
+    assert len({p.id for p in items}) == len(items)
+    assert sum(not p.unknown for p in items) >= 30 and sum(p.unknown for p in items) >= 6
+    for p in items:
+        texts = [*p.turns, p.question]
+        if p.unknown:
+            assert not any(abstains(t) for t in texts), p.id
+        else:
+            assert sum(passes(p, t) for t in texts) == 1, p.id
