@@ -4,9 +4,10 @@ In one write transaction, a large file would hold the database's write lock (SQL
 the whole file) for as long as it took, and every other user's message would fail with "database
 is locked". So:
 
-1. the memory layer runs the whole file with a ``Recorder`` standing in for the connection: the
-   same ``Tx`` methods a live exchange uses decide what is stored (token counts, citations,
-   evictions, events), but nothing touches the database and no lock is held;
+1. the memory layer runs the whole file in a unit of work whose sink is a ``RowBuffer``
+   (``storage.sinks``): the same ``Tx`` methods a live exchange uses decide what is stored (token
+   counts, citations, evictions, events) and the same builders make the rows, but they are kept
+   in RAM: nothing touches the database and no lock is held;
 2. the rows are written per table in short transactions into a *pending* conversation that no
    read or unit of work can see; turns are written once, with their final state (the layer's), so
    no row is updated afterwards. A chunk is bounded by the time it holds the write lock, not by a
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 
 from memory.layer import MemoryLayer
 
-from assistant.store import MemoryStore
+from assistant.store import MemoryStore, RowBuffer
 
 TARGET_S = 0.1  # write-lock time one chunk aims at (`lagmem bench pages` reports the longest)
 FIRST_ROWS, MAX_ROWS = 50, 5000  # a table's first chunk (before its rate is known); any chunk's cap
@@ -36,29 +37,6 @@ CHUNK_CHARS = 1_000_000  # text per write transaction (turns can hold megabytes 
 # most 100 ms apart), so chunks written back to back could starve it for the whole import. A pause
 # longer than the longest retry interval between chunks lets every waiting writer in.
 PAUSE_S = 0.1
-
-
-class Draft:
-    """The conversation row a draft is built against, before it exists (``Tx`` reads its id)."""
-
-    id = 0
-    version = 0
-    auto_restore = False
-
-
-class Recorder:
-    """A connection look-alike that keeps the rows a unit of work would insert, per table, in
-    order. Updates of turns are dropped: turns are written with their final state instead."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, list[dict]] = {}
-
-    def execute(self, statement, params=None):
-        table = statement.table.name
-        if statement.is_insert:
-            self.rows.setdefault(table, []).extend(params if isinstance(params, list) else [params])
-        elif not (statement.is_update and table == "turns"):
-            raise TypeError(f"an import does not run {type(statement).__name__} on {table}")
 
 
 @dataclass
@@ -100,23 +78,17 @@ def _chunk(rows: list[dict], start: int, size: int) -> list[dict]:
     return rows[start:end]
 
 
-def write_import(store: MemoryStore, conv, recorder: Recorder, layer: MemoryLayer, dropped: int,
+def write_import(store: MemoryStore, conv, buffer: RowBuffer, layer: MemoryLayer, dropped: int,
                  clock=time.perf_counter) -> WriteStats:
-    """Write what ``recorder`` kept into the pending conversation ``conv``, then reveal it; on any
-    failure discard the pending rows and re-raise. ``clock`` times the chunks."""
+    """Write what ``buffer`` kept into the pending conversation ``conv`` (turns with their final
+    state in ``layer``, turns first), then reveal it; on any failure discard the pending rows and
+    re-raise. ``clock`` times the chunks."""
     stats = WriteStats()
-    turns = recorder.rows.get("turns", [])
-    for row in turns:  # the final state, as the layer has it after the whole file
-        t = layer.turn(row["seq"])
-        row.update(state="active" if t.active else "evicted", pinned=t.pinned, protected_since=t.protected_since)
-    for rows in recorder.rows.values():  # built before the conversation existed
-        for row in rows:
-            row["conversation_id"] = conv.id
-    order = ["turns"] + [name for name in recorder.rows if name != "turns"]  # logs name turns: turns first
+    tables = buffer.rows(conv.id, layer.turn)
     pause = PAUSE_S if store.engine.dialect.name == "sqlite" else 0.0  # elsewhere locks are per row
     try:
-        for name in order:
-            rows, sizer, start = recorder.rows.get(name, []), ChunkSizer(), 0
+        for name, rows in tables.items():
+            sizer, start = ChunkSizer(), 0
             stats.rows[name] = len(rows)
             while start < len(rows):
                 chunk = _chunk(rows, start, sizer.rows)

@@ -17,8 +17,8 @@ from memory.tokens import TokenCounter
 from memory.types import MemorySettings
 
 from assistant import need
-from assistant.importer import Draft, Recorder, WriteStats, write_import
-from assistant.store import MemoryStore, Tx
+from assistant.importer import WriteStats, write_import
+from assistant.store import MemoryStore, RowBuffer, Tx
 
 DEFAULTS = MemorySettings()
 
@@ -153,7 +153,7 @@ def replay(
     if atomic:
         # built in RAM first (no lock, nothing stored if the file fails in the layer), then
         # written in short chunks into a pending conversation and revealed at once
-        tx = Tx(Recorder(), Draft(), MemoryLayer(settings), recent=[])
+        tx = Tx(RowBuffer(), None, MemoryLayer(settings))
         for i, item in enumerate(transcript.items):
             _apply(tx, item, counter, log, timeline=timeline)
             if progress:
@@ -161,7 +161,7 @@ def replay(
         _finish(log, tx.layer)
         store.sweep_imports()
         conv = store.begin_import(title, settings, owner=owner)
-        log.write = write_import(store, conv, tx.conn, tx.layer, tx.dropped)
+        log.write = write_import(store, conv, tx.sink, tx.layer, tx.dropped)
         log.conversation_id = conv.id
         return log
     conv_id = store.create(title, settings, owner=owner)

@@ -32,6 +32,7 @@ from memory.layer import CiteOutcome, MemoryLayer
 from memory.types import EvictionRecord, MemorySettings, PinRefused, TurnState
 from storage import candidates, chunks, repo
 from storage.candidates import Reader
+from storage.sinks import DatabaseSink, RowBuffer, Sink
 from storage.db import make_engine, read_engine
 from storage.models import Conversation, Turn, utcnow
 from storage.repo import NotFound
@@ -43,7 +44,8 @@ from assistant.config import default_url
 from assistant.scope import OwnerScope
 from assistant.store_errors import storage_errors as _storage_errors
 
-__all__ = ["MemoryStore", "MemoryView", "NotFound", "OwnerScope", "PageReader", "Reader", "Tx", "default_url", "open_store"]
+__all__ = ["MemoryStore", "MemoryView", "NotFound", "OwnerScope", "PageReader", "Reader", "RowBuffer", "Tx", "default_url",
+           "open_store"]
 
 
 # per process; a layer's RAM per turn, rounded up from ~460 bytes traced (tracemalloc, 20,000 turns)
@@ -62,51 +64,48 @@ def load_layer(s: Session | Connection, conv: Conversation | Row) -> MemoryLayer
                                   repo.load_citations(s, conv.id), repo.load_feedback(s, conv.id), step=conv.step)
 
 
-def _recent(conn: Connection, conv_id: int) -> list[need.Previous]:
-    """The turns stored last (oldest first), as much of them as the need estimator reads."""
-    return [need.Previous(c, at, need.vector_of(e, d)) for c, at, e, d in repo.recent_turns(conn, conv_id, need.CONTEXT_TURNS)]
+def _recent(rows: Iterable[tuple]) -> list[need.Previous]:
+    """Recent turns' (content, created_at, embedding, dim) rows as the need estimator reads them."""
+    return [need.Previous(c, at, need.vector_of(e, d)) for c, at, e, d in rows]
 
 
 @dataclass
 class Tx:
-    """One unit of work on one conversation: layer operations that also write their rows. ``conn``: its
-    Core connection (an import's ``Recorder``); ``conv``: the row as it began (change it: ``update``)."""
+    """One unit of work on one conversation: layer operations that also write their rows to ``sink``
+    (the unit of work's transaction, or an import's ``RowBuffer``). ``conv``: the row as it began;
+    None for an import built before its row exists."""
 
-    conn: Connection
-    conv: Row
+    sink: Sink
+    conv: Row | None
     layer: MemoryLayer
     dropped: int = 0
     recent: list[need.Previous] | None = None  # the next turn's need context, read when first needed
 
-    def update(self, **values) -> None:
-        """Change the conversation's own columns (title, settings) in this transaction."""
-        repo.update_conversation(self.conn, self.conv_id, **values)
-
-    conv_id = property(lambda self: self.conv.id)
-
     def add_turn(self, role: str, content: str, tokens: int, arrival: need.Arrival | None = None, **row) -> TurnState:
         """Store a turn with its prior expected need (``assistant/need.py``): ``arrival``'s, computed
         before the unit of work, if the conversation is still at its clock; else computed now."""
-        if arrival is None or arrival.at != (self.conv.created_at, self.layer.step):
+        if arrival is None or self.conv is None or arrival.at != (self.conv.created_at, self.layer.step):
             if self.recent is None:
-                self.recent = _recent(self.conn, self.conv_id)
+                self.recent = _recent(self.sink.recent_turns(need.CONTEXT_TURNS))
             arrival = need.arrive(need.Context(None, self.recent), content, utcnow(), **row)
         self.recent = arrival.after
         t = self.layer.add_turn(role, tokens, prior=arrival.prior)
-        repo.insert_turn(self.conn, self.conv_id, t, content, **row)
+        self.sink.add_turn(t, content, **row)
         return t
 
     def context(self) -> need.Context | None:
         """What the next turn's prior reads, if this unit of work knows it (it stored a turn)."""
-        return None if self.recent is None else need.Context((self.conv.created_at, self.layer.step), self.recent)
+        if self.recent is None or self.conv is None:
+            return None
+        return need.Context((self.conv.created_at, self.layer.step), self.recent)
 
     def answered(self, user_turn: int) -> bool:
         """Has ``user_turn`` an answer? (An answer stores the user turn it answers: ``reply_to``.)"""
-        return repo.answered(self.conn, self.conv_id, user_turn)
+        return self.sink.answered(user_turn)
 
     def cite(self, turns: Iterable[int | tuple[int, float]], *, offered=None, source="retrieval", answer_turn=None) -> CiteOutcome:
         out = self.layer.cite(turns, offered=offered, source=source, answer_turn=answer_turn)
-        repo.insert_citations(self.conn, self.conv_id, out.recorded)
+        self.sink.add_citations(out.recorded)
         self.dropped += out.dropped
         return out
 
@@ -115,11 +114,11 @@ class Tx:
         return self._evicted(self.layer.enforce_budget(cause, cause_turn))
 
     def _evicted(self, records: list[EvictionRecord]) -> list[EvictionRecord]:
-        repo.insert_evictions(self.conn, self.conv_id, records)
+        self.sink.add_evictions(records)
         return records
 
     def _sync(self, number: int) -> None:
-        repo.sync_turn(self.conn, self.conv_id, self.layer.turn(number))
+        self.sink.turn_changed(self.layer.turn(number))
 
     def pin(self, number: int) -> tuple[list[EvictionRecord], str | None]:
         """Pin (restoring an evicted turn first). Returns (evictions, refusal message or None):
@@ -129,10 +128,10 @@ class Tx:
         try:
             records = self.layer.pin(number)
         except PinRefused as exc:
-            repo.insert_event(self.conn, self.conv_id, "pin_refused", number, self.layer.step, str(exc))
+            self.sink.add_event("pin_refused", number, self.layer.step, str(exc))
             return [], str(exc)
         self._sync(number)
-        repo.insert_event(self.conn, self.conv_id, "pin", number, self.layer.step)
+        self.sink.add_event("pin", number, self.layer.step)
         return self._evicted(records), None
 
     def unpin(self, number: int) -> list[EvictionRecord]:
@@ -140,7 +139,7 @@ class Tx:
             return []
         records = self.layer.unpin(number)
         self._sync(number)
-        repo.insert_event(self.conn, self.conv_id, "unpin", number, self.layer.step)
+        self.sink.add_event("unpin", number, self.layer.step)
         return self._evicted(records)
 
     def restore(self, number: int, kind: str = "restore") -> list[EvictionRecord]:
@@ -148,26 +147,25 @@ class Tx:
             return []
         records = self.layer.restore(number, cause=kind)
         self._sync(number)
-        repo.insert_event(self.conn, self.conv_id, kind, number, self.layer.step)
+        self.sink.add_event(kind, number, self.layer.step)
         return self._evicted(records)
 
     def feedback(self, answer_turn: int, value: float) -> None:
         self.layer.turn(answer_turn)  # raises UnknownTurn for a turn that does not exist
         self.layer.feedback(answer_turn, value)
-        repo.insert_feedback(self.conn, self.conv_id, answer_turn, self.layer.step, value)
+        self.sink.add_feedback(answer_turn, self.layer.step, value)
         # also in the event log, so an export keeps its order among pins and restores
-        repo.insert_event(self.conn, self.conv_id, "feedback", answer_turn, self.layer.step, repr(float(value)))
+        self.sink.add_event("feedback", answer_turn, self.layer.step, repr(float(value)))
 
     def answer_note(self, answer_turn: int, *, cut_at: int | None = None) -> None:
         """The token limit that cut an answer (its turn is stored ``incomplete``), for the chat to
         say where. Logged as an ``answer`` event: it changes nothing in memory, and an export skips
         it. (Which question an answer answers is its turn's ``reply_to``, not a note.)"""
         if cut_at is not None:
-            repo.insert_event(self.conn, self.conv_id, "answer", answer_turn, self.layer.step,
-                              json.dumps({"cut_at": cut_at}))
+            self.sink.add_event("answer", answer_turn, self.layer.step, json.dumps({"cut_at": cut_at}))
 
     def miss(self, turn: int, similarity: float, restored: bool) -> None:
-        repo.insert_miss(self.conn, self.conv_id, turn, self.layer.step, similarity, restored)
+        self.sink.add_miss(turn, self.layer.step, similarity, restored)
 
 
 class MemoryStore:
@@ -208,8 +206,8 @@ class MemoryStore:
             return repo.get_conversation(s, conv_id, owner=owner)
 
     def rename(self, conv_id: int, title: str, *, owner: str | None = None) -> None:
-        with self.transaction(conv_id, owner=owner) as tx:
-            tx.update(title=title)
+        with self._unit(conv_id, owner) as (conn, _):
+            repo.update_conversation(conn, conv_id, title=title)
 
     def delete(self, conv_id: int, *, owner: str | None = None) -> None:
         """Gone for everyone in one short transaction (hidden as pending), then deleted in chunks."""
@@ -232,11 +230,11 @@ class MemoryStore:
     def update_settings(self, conv_id: int, settings: MemorySettings, *, auto_restore: bool | None = None, owner: str | None = None) -> list[EvictionRecord]:
         """Change budget/lag/policy; the new budget is enforced at once (and recorded)."""
         MemoryLayer(settings)
-        with self.transaction(conv_id, owner=owner) as tx:
+        with self._unit(conv_id, owner) as (conn, tx):
             values = settings.to_dict()
             if auto_restore is not None:
                 values["auto_restore"] = auto_restore
-            tx.update(**values)
+            repo.update_conversation(conn, conv_id, **values)
             tx.layer = MemoryLayer.from_state(settings, tx.layer.turns(), tx.layer.citations(), tx.layer.feedback_values(), step=tx.layer.step)
             return tx.enforce("settings")
 
@@ -283,19 +281,25 @@ class MemoryStore:
         """A new turn's prior, from one read before its unit of work (no write lock held for it)."""
         with _storage_errors(), self.reader.begin() as conn:
             conv = repo.conversation_row(conn, conv_id, owner=owner)
-            context = need.Context((conv.created_at, conv.step), _recent(conn, conv_id))
+            context = need.Context((conv.created_at, conv.step), _recent(repo.recent_turns(conn, conv_id, need.CONTEXT_TURNS)))
         return need.arrive(context, content, utcnow(), **row)
 
     # ----- units of work -------------------------------------------------------------------
     @contextmanager
     def transaction(self, conv_id: int, *, owner: str | None = None) -> Iterator[Tx]:
+        with self._unit(conv_id, owner) as (_, tx):
+            yield tx
+
+    @contextmanager
+    def _unit(self, conv_id: int, owner: str | None) -> Iterator[tuple[Connection, Tx]]:
+        """A unit of work and its connection (the store's own writes: the conversation's columns)."""
         with self._lock(conv_id), _storage_errors():
             with self.engine.begin() as conn:
                 conv = repo.conversation_row(conn, conv_id, owner=owner, lock=True)
                 cached = self._cache.pop(conv_id)
                 layer = cached[1] if cached and cached[0] == (conv.created_at, conv.version) else load_layer(conn, conv)
-                tx = Tx(conn, conv, layer)
-                yield tx
+                tx = Tx(DatabaseSink(conn, conv.id), conv, layer)
+                yield conn, tx
                 version = repo.bump(conn, conv_id, conv.version, tx.layer.step, tx.dropped)
             # committed: the layer now matches the database
             self._keep(conv, version, tx.layer)

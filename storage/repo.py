@@ -184,9 +184,16 @@ def update_conversation(conn, conv_id: int, **values) -> None:
     conn.execute(update(_CONVS).where(_CONVS.c.id == conv_id).values(**values))
 
 
-def insert_turn(
-    conn,
-    conv_id: int,
+# Each insert_* writes the rows its builder (turn_row, citation_rows, ...) makes; an import's
+# buffer (``storage.sinks.RowBuffer``) keeps the same builders' rows to write later.
+
+
+def insert_turn(conn, conv_id: int, t: TurnState, content: str, **row) -> None:
+    conn.execute(_INSERT_TURN, turn_row(conv_id, t, content, **row))
+
+
+def turn_row(
+    conv_id: int | None,
     t: TurnState,
     content: str,
     *,
@@ -196,28 +203,25 @@ def insert_turn(
     embedding_model: str | None = None,
     embedding_dim: int | None = None,
     reply_to: int | None = None,
-) -> None:
-    conn.execute(
-        _INSERT_TURN,
-        {
-            "conversation_id": conv_id,
-            "seq": t.number,
-            "role": t.role,
-            "content": content,
-            "tokens": t.tokens,
-            "state": "active" if t.active else "evicted",
-            "pinned": t.pinned,
-            "protected_since": t.protected_since,
-            "incomplete": incomplete,
-            "model": model,
-            "created_at": utcnow(),
-            "embedding": embedding,
-            "embedding_model": embedding_model,
-            "embedding_dim": embedding_dim,
-            "reply_to": reply_to,
-            "prior": t.prior,
-        },
-    )
+) -> dict:
+    return {
+        "conversation_id": conv_id,
+        "seq": t.number,
+        "role": t.role,
+        "content": content,
+        "tokens": t.tokens,
+        "state": "active" if t.active else "evicted",
+        "pinned": t.pinned,
+        "protected_since": t.protected_since,
+        "incomplete": incomplete,
+        "model": model,
+        "created_at": utcnow(),
+        "embedding": embedding,
+        "embedding_model": embedding_model,
+        "embedding_dim": embedding_dim,
+        "reply_to": reply_to,
+        "prior": t.prior,
+    }
 
 
 def answered(conn, conv_id: int, user_turn: int) -> bool:
@@ -244,11 +248,15 @@ def sync_turn(conn, conv_id: int, t: TurnState) -> None:
     )
 
 
-def insert_citations(conn, conv_id: int, cites: Iterable[Citation]) -> None:
-    rows = [
+def citation_rows(conv_id: int | None, cites: Iterable[Citation]) -> list[dict]:
+    return [
         {"conversation_id": conv_id, "turn": c.turn, "step": c.step, "weight": c.weight, "source": c.source, "answer_turn": c.answer_turn}
         for c in cites
     ]
+
+
+def insert_citations(conn, conv_id: int, cites: Iterable[Citation]) -> None:
+    rows = citation_rows(conv_id, cites)
     if rows:
         conn.execute(_INSERT_CITATION, rows)
 
@@ -257,29 +265,30 @@ def insert_evictions(conn, conv_id: int, records: Sequence[EvictionRecord]) -> N
     """One row per eviction and the turn's state change, in the caller's transaction (contract 4)."""
     if not records:
         return
-    now = utcnow()
-    conn.execute(
-        _INSERT_EVICTION,
-        [
-            {
-                "conversation_id": conv_id,
-                "turn": r.turn,
-                "step": r.step,
-                "importance": r.importance,
-                "runners_up": [[t, sc] for t, sc in r.runners_up],
-                "budget": r.budget,
-                "tokens_before": r.tokens_before,
-                "tokens_after": r.tokens_after,
-                "policy": r.policy,
-                "reason": r.reason,
-                "cause": r.cause,
-                "cause_turn": r.cause_turn,
-                "created_at": now,
-            }
-            for r in records
-        ],
-    )
+    conn.execute(_INSERT_EVICTION, eviction_rows(conv_id, records))
     conn.execute(_EVICT_TURN, [{"b_conv": conv_id, "b_seq": r.turn} for r in records])
+
+
+def eviction_rows(conv_id: int | None, records: Sequence[EvictionRecord]) -> list[dict]:
+    now = utcnow()
+    return [
+        {
+            "conversation_id": conv_id,
+            "turn": r.turn,
+            "step": r.step,
+            "importance": r.importance,
+            "runners_up": [[t, sc] for t, sc in r.runners_up],
+            "budget": r.budget,
+            "tokens_before": r.tokens_before,
+            "tokens_after": r.tokens_after,
+            "policy": r.policy,
+            "reason": r.reason,
+            "cause": r.cause,
+            "cause_turn": r.cause_turn,
+            "created_at": now,
+        }
+        for r in records
+    ]
 
 
 def eviction_record(row: EvictionRow) -> EvictionRecord:
@@ -304,18 +313,27 @@ def load_evictions(s: Session, conv_id: int) -> list[EvictionRecord]:
 
 
 def insert_event(conn, conv_id: int, kind: str, turn: int, step: int, detail: str = "") -> None:
-    conn.execute(_INSERT_EVENT, {"conversation_id": conv_id, "kind": kind, "turn": turn, "step": step,
-                                 "detail": detail[:500], "created_at": utcnow()})
+    conn.execute(_INSERT_EVENT, event_row(conv_id, kind, turn, step, detail))
+
+
+def event_row(conv_id: int | None, kind: str, turn: int, step: int, detail: str = "") -> dict:
+    return {"conversation_id": conv_id, "kind": kind, "turn": turn, "step": step, "detail": detail[:500], "created_at": utcnow()}
 
 
 def insert_feedback(conn, conv_id: int, answer_turn: int, step: int, value: float) -> None:
-    conn.execute(_INSERT_FEEDBACK, {"conversation_id": conv_id, "answer_turn": answer_turn, "step": step,
-                                    "value": value, "created_at": utcnow()})
+    conn.execute(_INSERT_FEEDBACK, feedback_row(conv_id, answer_turn, step, value))
+
+
+def feedback_row(conv_id: int | None, answer_turn: int, step: int, value: float) -> dict:
+    return {"conversation_id": conv_id, "answer_turn": answer_turn, "step": step, "value": value, "created_at": utcnow()}
 
 
 def insert_miss(conn, conv_id: int, turn: int, step: int, similarity: float, restored: bool) -> None:
-    conn.execute(_INSERT_MISS, {"conversation_id": conv_id, "turn": turn, "step": step,
-                                "similarity": similarity, "restored": restored})
+    conn.execute(_INSERT_MISS, miss_row(conv_id, turn, step, similarity, restored))
+
+
+def miss_row(conv_id: int | None, turn: int, step: int, similarity: float, restored: bool) -> dict:
+    return {"conversation_id": conv_id, "turn": turn, "step": step, "similarity": similarity, "restored": restored}
 
 
 def bump(conn, conv_id: int, version: int, step: int, dropped: int = 0) -> int:
