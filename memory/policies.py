@@ -3,103 +3,25 @@
 A policy gets the candidate turns (active, unprotected, unpinned), the evidence (the raw citation
 log and the correctness signals) and ``now``; it returns one importance per candidate (higher means
 "keep"). It keeps no state between decisions and deletes nothing: the layer evicts the lowest first.
+The base class and the baselines (fifo, lru, accumulate, window, userfirst, largest) live in
+``memory/baselines.py``; here are ``measured``, the registry ``POLICIES`` and the parameter checks.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
 
 import numpy as np
 
+from .baselines import Accumulate, Fifo, Largest, Lru, Policy, Userfirst, Window
 from .evidence import Evidence, powers
 from .types import TurnState
 
-
-class Policy:
-    """Base: subclasses override ``scores``. ``lag`` overrides the conversation's lag when set."""
-
-    name: str = "policy"
-    lag: int | None = None
-    description: str = ""
-
-    def scores(self, candidates: Sequence[TurnState], evidence: Evidence, now: int) -> list[float]:
-        raise NotImplementedError
-
-    def importances(self, numbers: np.ndarray, arrived: np.ndarray, tokens: np.ndarray, evidence: Evidence,
-                    now: int, turn_at: Callable[[int], TurnState]) -> np.ndarray:
-        """``scores`` for candidates given as columns, as the layer has them (numbers, arrival
-        steps, tokens, in candidate order; ``turn_at(k)`` is candidate k's ``TurnState``).
-
-        The default builds the candidates and calls ``scores``; a policy that can score the columns
-        directly overrides it (``Measured``), and must then give exactly what ``scores`` gives.
-        """
-        candidates = [turn_at(k) for k in range(len(numbers))]
-        return np.array(self.scores(candidates, evidence, now), dtype=np.float64)
-
-    def params(self) -> dict:
-        return {}
-
-    def parts(self, candidates: Sequence[TurnState], evidence: Evidence, now: int) -> list[tuple[float, float]] | None:
-        """Each candidate's importance split as (prior part, evidence part), summing to ``scores``;
-        None for a policy whose importance has no prior (every part is evidence or recency)."""
-        return None
-
-
-class Fifo(Policy):
-    name = "fifo"
-    description = "evicts the turn that entered memory first"
-
-    def scores(self, candidates, evidence, now):
-        return [float(t.protected_since) for t in candidates]
-
-
-class Lru(Policy):
-    name = "lru"
-    description = "evicts the turn least recently cited (or arrived)"
-
-    def scores(self, candidates, evidence, now):
-        out = []
-        for t in candidates:
-            last = t.protected_since
-            for c in evidence.of(t.number):
-                if c.step > last:
-                    last = c.step
-            out.append(float(last))
-        return out
-
-
-@dataclass
-class Accumulate(Policy):
-    """H2O-like: total citation weight ever received; no provisional buffer (lag 0)."""
-
-    lag: int | None = 0
-    name = "accumulate"
-    description = "evicts the turn with the fewest citations ever (H2O-like, no lag)"
-
-    def scores(self, candidates, evidence, now):
-        return [float(sum(c.weight for c in evidence.of(t.number))) for t in candidates]
-
-    def params(self):
-        return {"lag": self.lag}
-
-
-@dataclass
-class Window(Policy):
-    """TOVA/SnapKV-like: only citations from the last ``window`` steps count."""
-
-    window: int = 64
-    name = "window"
-    description = "evicts the turn with the fewest recent citations"
-
-    def scores(self, candidates, evidence, now):
-        since = now - self.window
-        return [float(sum(c.weight for c in evidence.of(t.number) if c.step > since)) for t in candidates]
-
-    def params(self):
-        return {"window": self.window}
+__all__ = ["POLICIES", "PARAM_SPECS", "Accumulate", "Fifo", "Largest", "Lru", "Measured", "Policy", "Userfirst",
+           "Window", "check_params", "make_policy"]
 
 
 @dataclass
@@ -323,6 +245,8 @@ POLICIES: dict[str, Callable[..., Policy]] = {
     "lru": Lru,
     "accumulate": Accumulate,
     "window": Window,
+    "userfirst": Userfirst,
+    "largest": Largest,
     "measured": Measured,
 }
 
@@ -345,6 +269,8 @@ PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
     "lru": {},
     "accumulate": {"lag": ParamSpec(int, 0, 1_000_000)},
     "window": {"window": ParamSpec(int, 1, 1_000_000_000)},
+    "userfirst": {},
+    "largest": {},
     "measured": {
         "decay": ParamSpec(float, 0.0, 1.0),
         "wrong_weight": ParamSpec(float, 0.0, 1.0),
