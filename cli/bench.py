@@ -16,8 +16,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 DEFAULT_DATA = "../shared/data/locomo/locomo_dev.json"
-LOCOMO_POLICIES = "fifo,lru,accumulate,window,measured,oracle"
+LOCOMO_POLICIES = "fifo,lru,accumulate,window,userfirst,largest,measured,oracle"
 LAGS = "0,1,2,4,8,16"
+# default budgets (tokens) per kind of conversation: a person-assistant chat's answers are long (the
+# LongMemEval ones average ~350 words), so its memory is larger
+DEFAULT_BUDGETS = {"two people": [1000, 2000, 4000], "person-assistant": [1000, 2000, 4000, 8000]}
 
 
 def _ints(text: str) -> list[int]:
@@ -59,7 +62,8 @@ def register(subparsers) -> argparse.ArgumentParser:
         "locomo",
         help="evidence recall against the oracle on LoCoMo conversations",
         description=(
-            "Replay LoCoMo conversations (LoCoMo's own JSON format) through the memory layer under "
+            "Replay LoCoMo conversations (LoCoMo's own JSON format, or LongMemEval records chained into "
+            "person-assistant conversations) through the memory layer under "
             "each policy and budget; at each question, score the share of its evidence turns still in "
             "memory, then let it cite them. Reports recall (micro over question/evidence pairs), mean "
             "per question, share of questions with all evidence kept, per category, and the share of "
@@ -67,13 +71,21 @@ def register(subparsers) -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("--data", default=DEFAULT_DATA, help="LoCoMo JSON file (a list of conversations)")
+    p.add_argument("--data", default=DEFAULT_DATA,
+                   help="LoCoMo JSON file (a list of conversations), or LongMemEval's own JSON (a list of records "
+                        "with haystack_sessions), chained into conversations (see --chain-seed)")
+    p.add_argument("--chain-seed", type=int, default=7,
+                   help="LongMemEval only: records are sorted by question_id, shuffled with this seed and chained")
+    p.add_argument("--chain-size", type=int, default=19, metavar="N",
+                   help="LongMemEval only: records per chained conversation")
     p.add_argument("--tokens", choices=("words", "cl100k"), default="words",
                    help="token cost: words = len(text.split()) * 1.3 (exact, in tenths), cl100k = tiktoken")
     p.add_argument("--placement", choices=("end", "earliest", "random"), default="random",
                    help="when questions are asked (questions carry no time)")
     p.add_argument("--seeds", type=_ints, default=[0, 1, 2, 3, 4], help="placement seeds; results pool their pairs")
-    p.add_argument("--budgets", type=_ints, default=[1000, 2000, 4000], help="budgets in tokens")
+    p.add_argument("--budgets", type=_ints, default=None,
+                   help="budgets in tokens (default: 1000,2000,4000 for two people, 1000,2000,4000,8000 for a "
+                        "person and an assistant)")
     p.add_argument("--policies", type=_names, default=_names(LOCOMO_POLICIES), help="policies to run")
     p.add_argument("--noise", type=int, default=0, metavar="K",
                    help="each question also cites K random in-memory non-evidence turns")
@@ -108,7 +120,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--turns", type=int, default=600, help="turns per generated conversation")
     s.add_argument("--budget", type=int, default=None,
                    help="budget in tokens (default: 1.5x the tokens of facts pending reuse, per trace)")
-    s.add_argument("--policies", type=_names, default=_names("fifo,lru,accumulate,window,measured"))
+    s.add_argument("--policies", type=_names, default=_names("fifo,lru,accumulate,window,userfirst,largest,measured"))
     s.add_argument("--lags", type=_ints, default=_ints(LAGS), help="lag sweep values")
     s.add_argument("--lag", type=int, default=None,
                    help="lag of every policy in the main table (default: bench.synthetic.SYNTHETIC_LAG, for all)")
@@ -189,21 +201,23 @@ def _locomo_job(args: tuple) -> tuple[str, int, int, list, str]:
 _CACHE: dict = {}
 
 
-def _cached_load(path: str):
+def _cached_load(data):
+    """The conversations of ``data``: a path, or (path, chain seed, chain size) for a LongMemEval file."""
     from bench import locomo
 
-    if path not in _CACHE:
-        _CACHE[path] = locomo.load(path)
-    return _CACHE[path]
+    if data not in _CACHE:
+        path, *chain = (data,) if isinstance(data, str) else data
+        _CACHE[data] = locomo.load(path, *chain)
+    return _CACHE[data]
 
 
-def _cached_costs(path: str, tokens: str):
+def _cached_costs(data, tokens: str):
     from bench import locomo
 
-    key = (path, tokens)
+    key = (data, tokens)
     if key not in _CACHE:
         scale = locomo.token_scale(tokens)
-        _CACHE[key] = [[scale.count(t.text) for t in c.turns] for c in _cached_load(path)]
+        _CACHE[key] = [[scale.count(t.text) for t in c.turns] for c in _cached_load(data)]
     return _CACHE[key]
 
 
@@ -219,14 +233,25 @@ def _run_jobs(fn, jobs: list, n_jobs: int, desc: str):
 
 
 def cmd_locomo(args) -> int:
-    from bench import protocol, report
+    from bench import locomo, protocol, report
 
     path = Path(args.data)
     if not path.exists():
-        raise SystemExit(f"no LoCoMo file at {path}: pass --data PATH (a LoCoMo JSON list of conversations)")
-    convs = _cached_load(str(path))
+        raise SystemExit(f"no LoCoMo file at {path}: pass --data PATH (a LoCoMo JSON list of conversations "
+                         "or a LongMemEval file)")
+    if args.chain_size < 1:
+        raise SystemExit(f"--chain-size {args.chain_size}: at least 1 record per conversation")
+    data = (str(path), args.chain_seed, args.chain_size)
+    try:
+        convs = _cached_load(data)
+    except ValueError as exc:
+        raise SystemExit(f"lagmem bench locomo: {exc}") from None
+    if not any(c.questions for c in convs):
+        raise SystemExit(f"{path}: no question with evidence to score")
+    kind, chained = locomo.kind_of(convs), _is_chained(path)
+    budgets = args.budgets or DEFAULT_BUDGETS[kind]
     if args.tokens == "cl100k":
-        _cached_costs(str(path), "cl100k")  # fail early (and once) if tiktoken cannot load
+        _cached_costs(data, "cl100k")  # fail early (and once) if tiktoken cannot load
     params = _params(args.param)
     specs = []
     for name in args.policies:
@@ -238,45 +263,50 @@ def cmd_locomo(args) -> int:
     if args.priors == "shipped" and "measured" in args.policies:
         from bench import need_train
 
-        _CACHE[(str(path), "priors")] = need_train.shipped_priors(convs)  # embeddings once, before the pool
+        _CACHE[(data, "priors")] = need_train.shipped_priors(convs)  # embeddings once, before the pool
     from bench.cites import ALL_RETRIEVERS
 
     for c in args.cites:
         if c != "gold" and c not in ALL_RETRIEVERS:
             raise SystemExit(f"--cites {c!r}: choose gold or one of {', '.join(ALL_RETRIEVERS)}")
-    jobs = [(str(path), args.tokens, args.placement, args.noise, sp, b, seed, args.priors, c)
-            for c in args.cites for b in args.budgets for sp in specs for seed in args.seeds]
+    jobs = [(data, args.tokens, args.placement, args.noise, sp, b, seed, args.priors, c)
+            for c in args.cites for b in budgets for sp in specs for seed in args.seeds]
     pooled: dict[tuple[str, int, str], list] = {}
     for title, budget, _seed, res, c in _run_jobs(_locomo_job, jobs, args.jobs, "locomo"):
         pooled.setdefault((title, budget, c), []).extend(res)
     rows = []
     for c in args.cites:
         part = []
-        for b in args.budgets:
+        for b in budgets:
             for sp in specs:
-                m = report.metrics(pooled[(sp.title, b, c)])
+                m = report.metrics(pooled[(sp.title, b, c)], report.category_names(kind))
                 part.append({"policy": sp.title, "budget": b, "cites": c, **m, "params": dict(sp.params),
                              "lag": protocol.ran_lag(sp)})
         rows += report.add_gap_closed(part)
     settings = {
         "data": str(path),
+        "kind": kind,
+        "chain": {"seed": args.chain_seed, "size": args.chain_size} if chained else None,
         "conversations": [c.sample_id for c in convs],
+        "turns": [len(c.turns) for c in convs],
         "questions": sum(len(c.questions) for c in convs),
         "skipped_questions": sum(c.skipped_questions for c in convs),
         "dropped_evidence_ids": sum(c.dropped_ids for c in convs),
         "tokens": args.tokens,
         "placement": args.placement,
         "seeds": args.seeds,
-        "budgets": args.budgets,
+        "budgets": budgets,
         "noise": args.noise,
         "priors": args.priors,
         "cites": args.cites,
         "policies": [{"policy": sp.title, "params": dict(sp.params), "lag": protocol.ran_lag(sp)} for sp in specs],
     }
-    title = (f"LoCoMo evidence recall: {len(convs)} conversations, placement {args.placement}, "
+    how = f" (LongMemEval records chained: seed {args.chain_seed}, {args.chain_size} a conversation)" if chained else ""
+    title = (f"Evidence recall, {kind}: {len(convs)} conversations{how}, placement {args.placement}, "
              f"seeds {','.join(map(str, args.seeds))}, {args.tokens} tokens, noise {args.noise}")
+    names = report.category_names(kind)
     for c in args.cites:
-        print(report.table([r for r in rows if r["cites"] == c], f"{title}, cites: {c}"))
+        print(report.table([r for r in rows if r["cites"] == c], f"{title}, cites: {c}", names))
     if len(args.cites) > 1:
         from bench.cite_source import gain_kept
 
@@ -286,9 +316,16 @@ def cmd_locomo(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps({"results": rows, "settings": settings}, indent=2))
     if args.plot:
-        report.plot_lines(rows, "budget", "recall", args.plot, f"LoCoMo recall vs budget (noise {args.noise})",
+        report.plot_lines(rows, "budget", "recall", args.plot, f"Evidence recall vs budget, {kind} (noise {args.noise})",
                    "budget (tokens)", "evidence recall")
     return 0
+
+
+def _is_chained(path: Path) -> bool:
+    """Whether the file is LongMemEval's own format (its records were chained on loading)."""
+    from bench import longmemeval
+
+    return longmemeval.is_longmemeval(json.loads(path.read_text(encoding="utf-8")))
 
 
 # ----- synthetic ------------------------------------------------------------------------------

@@ -50,7 +50,8 @@ def test_cli_json_records_the_lag_each_policy_ran_with(tmp_path):
                            "--jobs", "1", "--lag", "2", "--json", str(out)]) == 0
     res = json.loads(out.read_text())
     lags = {p["policy"]: p["lag"] for p in res["settings"]["policies"]}
-    assert lags == {"fifo": 2, "lru": 2, "accumulate": 2, "window": 2, "measured": 2, "oracle": 0}
+    assert lags == {"fifo": 2, "lru": 2, "accumulate": 2, "window": 2, "userfirst": 2, "largest": 2, "measured": 2,
+                    "oracle": 0}
     assert {r["policy"]: r["lag"] for r in res["results"]} == lags
 
 
