@@ -1,7 +1,8 @@
 """`lagmem bench ...`: the benchmark front end (progress bar, table, plot, JSON).
 
 The computation lives in ``bench/``; this module only parses options, fans the runs out over
-processes, and writes what the user asked for. Eviction quality: ``locomo``, ``synthetic``; speed of
+processes, and writes what the user asked for. Eviction quality: ``locomo`` (here), ``synthetic``,
+``controlled`` (``cli/bench_replayed.py``: scored through the product's replay); speed of
 the layer, the retrieval step and the embedded model: ``speed``, ``retrieval``, ``model``. ``register(subparsers)`` adds the ``bench`` command
 to the ``lagmem`` CLI; ``python -m cli.bench bench ...`` works on its own too.
 """
@@ -12,8 +13,10 @@ import argparse
 import json
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+from cli.bench_jobs import params as _params
+from cli.bench_jobs import run_jobs as _run_jobs
 
 DEFAULT_DATA = "../shared/data/locomo/locomo_dev.json"
 LOCOMO_POLICIES = "fifo,lru,accumulate,window,userfirst,largest,measured,oracle"
@@ -34,28 +37,15 @@ def _names(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
 
-def _params(items: list[str]) -> dict[str, dict[str, float]]:
-    """``measured.decay=0.99`` -> {"measured": {"decay": 0.99}}."""
-    out: dict[str, dict[str, float]] = {}
-    for item in items or []:
-        try:
-            key, value = item.split("=", 1)
-            policy, name = key.split(".", 1)
-            out.setdefault(policy, {})[name] = float(value)
-        except ValueError:
-            raise SystemExit(f"--param {item!r}: expected POLICY.NAME=NUMBER, e.g. measured.decay=0.99") from None
-    return out
-
-
 def register(subparsers) -> argparse.ArgumentParser:
-    """Add ``bench`` (locomo, synthetic, speed, retrieval, model, pages) to an argparse subparsers object."""
+    """Add ``bench`` (locomo, synthetic, controlled, speed, retrieval, model, pages, ...) to an argparse subparsers object."""
     bench = subparsers.add_parser(
         "bench",
-        help="benchmarks: eviction quality (LoCoMo, synthetic) and speed (layer, retrieval, model)",
+        help="benchmarks: eviction quality (LoCoMo, LongMemEval, synthetic, controlled) and speed (layer, retrieval, model)",
         description="Benchmarks of the memory layer and the model around it. "
                     "See `lagmem bench <name> --help`.",
     )
-    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,holdout,need-train,cites,probes,synthetic,speed,retrieval,model,pages}",
+    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,holdout,need-train,cites,probes,synthetic,controlled,controlled-write,speed,retrieval,model,pages}",
                                required=True)
 
     p = sub.add_parser(
@@ -105,32 +95,6 @@ def register(subparsers) -> argparse.ArgumentParser:
                         "(embeddings, hybrid, local, ...) run over the turns in memory; one table each")
     p.set_defaults(func=cmd_locomo)
 
-    s = sub.add_parser(
-        "synthetic",
-        help="retention of sharply, late reused facts amid briefly cited chatter; lag sweep",
-        description=(
-            "Generated conversations where a fact is stated once, confirmed once, and needed again "
-            "40-200 steps later, amid chatter cited in a brief burst by answers that turn out wrong. "
-            "Reports, per policy, the share of reused facts still in memory when needed, and the same "
-            "for each lag of the sweep."
-        ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    s.add_argument("--seeds", type=_ints, default=[0, 1, 2, 3, 4], help="generator seeds (pooled)")
-    s.add_argument("--turns", type=int, default=600, help="turns per generated conversation")
-    s.add_argument("--budget", type=int, default=None,
-                   help="budget in tokens (default: 1.5x the tokens of facts pending reuse, per trace)")
-    s.add_argument("--policies", type=_names, default=_names("fifo,lru,accumulate,window,userfirst,largest,measured"))
-    s.add_argument("--lags", type=_ints, default=_ints(LAGS), help="lag sweep values")
-    s.add_argument("--lag", type=int, default=None,
-                   help="lag of every policy in the main table (default: bench.synthetic.SYNTHETIC_LAG, for all)")
-    s.add_argument("--confirm", type=_ints, default=[1, 3], metavar="LO,HI",
-                   help="steps from a fact's statement to its confirming citation (drawn in LO..HI)")
-    s.add_argument("--param", action="append", metavar="POLICY.NAME=VALUE", help="policy parameter (repeatable)")
-    s.add_argument("--plot", metavar="OUT.png", help="write retention vs lag, one line per policy")
-    s.add_argument("--json", metavar="OUT", help="write results and settings as JSON")
-    s.set_defaults(func=cmd_synthetic)
-
     sp = sub.add_parser(
         "speed",
         help="per-step time of the layer (pure, persisted to SQLite) and a naive reference",
@@ -172,6 +136,10 @@ def register(subparsers) -> argparse.ArgumentParser:
     from cli import probes
 
     probes.register(sub)
+    from cli import bench_replayed, bench_synthetic
+
+    bench_synthetic.register(sub, _ints, _names)
+    bench_replayed.register(sub, _ints)
     return bench
 
 
@@ -219,17 +187,6 @@ def _cached_costs(data, tokens: str):
         scale = locomo.token_scale(tokens)
         _CACHE[key] = [[scale.count(t.text) for t in c.turns] for c in _cached_load(data)]
     return _CACHE[key]
-
-
-def _run_jobs(fn, jobs: list, n_jobs: int, desc: str):
-    from tqdm import tqdm
-
-    if n_jobs <= 1 or len(jobs) <= 1:
-        for j in tqdm(jobs, desc=desc, unit="run", file=sys.stderr):
-            yield fn(j)
-        return
-    with ProcessPoolExecutor(max_workers=n_jobs) as pool:
-        yield from tqdm(pool.map(fn, jobs), total=len(jobs), desc=desc, unit="run", file=sys.stderr)
 
 
 def cmd_locomo(args) -> int:
@@ -326,64 +283,6 @@ def _is_chained(path: Path) -> bool:
     from bench import longmemeval
 
     return longmemeval.is_longmemeval(json.loads(path.read_text(encoding="utf-8")))
-
-
-# ----- synthetic ------------------------------------------------------------------------------
-def _synthetic_job(args: tuple) -> tuple[str, int | None, int, int, int]:
-    seed, turns, budget, sp, lag, confirm = args
-    from bench import synthetic
-
-    trace = synthetic.generate(seed, turns=turns, confirm=confirm)
-    b = budget if budget is not None else synthetic.default_budget(trace)
-    policy = sp.build()
-    lag = sp.bench_lag() if lag is None else lag
-    policy.lag = lag  # the sweep overrides a policy's own lag too (accumulate's 0)
-    kept, needed = synthetic.run(trace, policy, b, lag)
-    return sp.title, args[4], kept, needed, b
-
-
-def cmd_synthetic(args) -> int:
-    from bench import protocol, report, synthetic
-
-    params = _params(args.param)
-    if len(args.confirm) != 2 or not 1 <= args.confirm[0] <= args.confirm[1]:
-        raise SystemExit(f"--confirm {args.confirm}: expected LO,HI with 1 <= LO <= HI")
-    main_lag = args.lag if args.lag is not None else synthetic.SYNTHETIC_LAG  # every policy at the same lag
-    specs = [protocol.spec(n, lag=main_lag, **params.get(n, {})) for n in args.policies]
-    confirm = tuple(args.confirm)
-    jobs = [(seed, args.turns, args.budget, sp, None, confirm) for sp in specs for seed in args.seeds]
-    jobs += [(seed, args.turns, args.budget, sp, L, confirm) for sp in specs for L in args.lags for seed in args.seeds]
-    acc: dict[tuple[str, int | None], list[int]] = {}
-    budgets: set[int] = set()
-    for title, lag, kept, needed, b in _run_jobs(_synthetic_job, jobs, 1, "synthetic"):
-        a = acc.setdefault((title, lag), [0, 0])
-        a[0] += kept
-        a[1] += needed
-        budgets.add(b)
-    main = [{"policy": sp.title, "lag": sp.bench_lag(), "retention": acc[(sp.title, None)][0] / max(1, acc[(sp.title, None)][1]),
-             "reuses": acc[(sp.title, None)][1]} for sp in specs]
-    sweep = [{"policy": sp.title, "lag": L, "retention": acc[(sp.title, L)][0] / max(1, acc[(sp.title, L)][1])}
-             for sp in specs for L in args.lags]
-    print(f"Synthetic: retention of reused facts ({len(args.seeds)} seeds x {args.turns} turns, confirmation after "
-          f"{confirm[0]}-{confirm[1]} steps, every policy at lag {main_lag} in the main table, "
-          f"budget {args.budget or 'auto: ' + ','.join(map(str, sorted(budgets)))} tokens)")
-    width = max(len(r["policy"]) for r in main)
-    print(f"{'policy'.ljust(width)}  lag  retention")
-    for r in main:
-        print(f"{r['policy'].ljust(width)}  {r['lag']:>3}  {r['retention']:.3f}")
-    print("\nlag sweep (retention):")
-    print(f"{'policy'.ljust(width)}  " + "  ".join(f"L={L:<4}" for L in args.lags))
-    for sp in specs:
-        vals = [acc[(sp.title, L)][0] / max(1, acc[(sp.title, L)][1]) for L in args.lags]
-        print(f"{sp.title.ljust(width)}  " + "  ".join(f"{v:.3f} " for v in vals))
-    settings = {"seeds": args.seeds, "turns": args.turns, "budget": args.budget or sorted(budgets), "confirm": confirm,
-                "lags": args.lags, "generator": synthetic.generate.__kwdefaults__ or "defaults"}
-    if args.json:
-        Path(args.json).write_text(json.dumps({"results": main, "lag_sweep": sweep, "settings": settings}, indent=2, default=str))
-    if args.plot:
-        report.plot_lines(sweep, "lag", "retention", args.plot, "Synthetic: retention of reused facts vs lag",
-                   "lag L (steps)", "retention")
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
