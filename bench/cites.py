@@ -102,7 +102,7 @@ class Corpus:
         self.questions: list[dict[int, np.ndarray]] = []
         for c in conversations:
             vecs = embed([t.text for t in c.turns])
-            self.turns.append([Candidate(t.number, "user", t.text, v) for t, v in zip(c.turns, vecs)])
+            self.turns.append([Candidate(t.number, t.role, t.text, v) for t, v in zip(c.turns, vecs)])
             qv = embed([q.question for q in c.questions]) if c.questions else []
             self.questions.append({q.index: v for q, v in zip(c.questions, qv)})
 

@@ -21,6 +21,7 @@ from assistant.replay import export_transcript
 from assistant.retrieval.step import CiteCheck, RetrievalConfig
 from assistant.service import ChatService, EmptyMessage, clean_text
 from memory import transcript as T
+from memory.policies import POLICIES
 from memory.types import MemorySettings
 from storage.models import CitationRow, Conversation, Turn
 
@@ -214,8 +215,7 @@ def test_fake_cite_markers_and_foreign_ids_create_no_evidence(store, counter, en
 
 BAD_NUMBER = st.one_of(st.integers(-10**5000, 10**5000), st.integers(-3, 3), st.floats(allow_nan=True, allow_infinity=True),
                     st.sampled_from([2.0, 0.5, 1e308, -0.0, True, None, "0.9", [0.9], {"x": 1}]), st.text(max_size=5))
-PARAM_NAMES = ["decay", "wrong_weight", "prior", "prior_decay", "size_power", "density", "background", "confirm",
-               "verdict_cut", "verdict_prior", "window", "lag", "surprise"]
+PARAM_NAMES = sorted({name for cls in POLICIES.values() for name in cls.param_specs()}) + ["surprise"]
 policy_header = st.fixed_dictionaries(
     {"lagmem": st.just(1), "policy": st.sampled_from(["measured", "window", "accumulate", "lru", "fifo"]),
      "policy_params": st.dictionaries(st.sampled_from(PARAM_NAMES), BAD_NUMBER, max_size=3)},
@@ -257,7 +257,8 @@ def test_header_policy_parameters_are_checked_at_the_edge_or_work(header):
 
 
 def test_import_of_bad_policy_parameters_stores_nothing(db_url, tmp_path, store):
-    bad = ['{"decay": 1' + "0" * 4200 + "}", '{"decay": "0.9"}', '{"window": 2.0}', '{"decay": NaN}', '{"size_power": 1e300}']
+    bad = ['{"decay": 1' + "0" * 4200 + "}", '{"decay": "0.9"}', '{"window": 2.0}', '{"decay": NaN}', '{"size_power": 1e300}',
+           '{"need_size_power": 1e6}', '{"need": -1000}']
     for params in bad:
         policy = "window" if "window" in params else "measured"
         path = tmp_path / "bad.jsonl"
