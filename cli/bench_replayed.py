@@ -89,12 +89,15 @@ _COUNTER = None
 
 
 def counter():
-    """The app's token counter, once per process (as `lagmem replay` prices turns)."""
+    """The controlled set's token counter, once per process: tiktoken's cl100k_base, named
+    explicitly (as the saved-conversation test library names its own). The checked-in set was
+    generated and its budgets sized in it, so the machine's configured model must change neither
+    the set nor its scores."""
     global _COUNTER
     if _COUNTER is None:
-        from assistant.models.tokens import counter_for
+        from assistant.models.tokens import make_token_counter
 
-        _COUNTER = counter_for()
+        _COUNTER = make_token_counter(None)
     return _COUNTER
 
 
