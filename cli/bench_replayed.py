@@ -120,7 +120,7 @@ def _conversations(args) -> list[tuple[str, str, list]]:
             out.append((f"seed {seed}", T.write(c.transcript), c.needs))
         return out
     folder = args.dir or Path(__file__).resolve().parents[1] / "bench" / "controlled"
-    files = sorted(folder.glob("*.jsonl"))
+    files = sorted(folder.glob("*.jsonl"), key=_natural)
     if not files:
         raise SystemExit(f"no saved conversations (*.jsonl) in {folder}")
     out = []
@@ -135,6 +135,13 @@ def _conversations(args) -> list[tuple[str, str, list]]:
             raise SystemExit(f"{f}: no needs ({source}): nothing to score")
         out.append((f.name, text, needs))
     return out
+
+
+def _natural(path: Path) -> list:
+    """controlled-2 before controlled-10."""
+    import re
+
+    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", path.name)]
 
 
 def cmd_controlled(args) -> int:
