@@ -1,15 +1,7 @@
-"""lagmem's web app: `streamlit run app.py`. The entry point routes between the chat (here) and
-the memory inspector (``pages/``); the conversation picker in the sidebar is shared by both.
-
-The chat page is a thin layout over ``assistant.ui``: the sidebar picks the conversation, the
-messages drawn are read from the database whenever the conversation changed (so a pin made in the
-inspector shows here at once), and only those: the latest messages and every question without an
-answer (a long conversation is not read or drawn whole: "Show earlier messages"). A sent
-message goes to the session's outbox (the chat input's callback); the run stores it
-(``service.send``: the user's turn is stored before the model is called) and hands the exchange to
-a worker thread (``answering``), which stores the answer whatever the page does meanwhile. While
-an answer is generated the chat input stays disabled and the page follows the text. A question
-left without an answer (a model error) shows "No answer yet" and a Retry, wherever it is.
+"""lagmem's web app: `streamlit run app.py`. The router: it draws the page list, builds the running
+parts once per process (``web.loading``), lets the sidebar pick the conversation and hands the page
+what it works on (``web.shell``), then runs the page: the chat (``pages/chat_page.py``) or the memory
+inspector (``pages/inspector_page.py``).
 """
 
 from __future__ import annotations
@@ -18,156 +10,22 @@ import streamlit as st
 
 from assistant import runtime
 from assistant.errors import ConfigError
-from assistant.service import EmptyMessage
-from assistant.ui import answering, notices, onboarding
-from assistant.ui.chat_view import INSPECTOR, answer_notes, follow, questions, show_message
-from assistant.ui.loading import progress, service, store as open_store
-from assistant.ui.page_view import chat_view
-from assistant.ui.over_budget import over_budget_text
-from assistant.ui.settings import settings_panel
-from assistant.ui.sidebar import NEW_TITLE, conversation_sidebar, model_panel
-from assistant.ui.signin import current_owner, require_sign_in
-from assistant.ui.text import md_text, show_plain, show_text
-from assistant.ui.view_cache import current_view
-from assistant.ui.views import budget_summary, chat_history, shorten
+from web.loading import log_through_streamlit
+from web.loading import store as open_store
+from web.shell import Shell, hand_over
+from web.sidebar import conversation_sidebar, model_panel
+from web.signin import require_sign_in
+from web.text import show_plain
 
-MESSAGES_PER_PAGE = 50  # the chat draws the latest messages; "Show earlier messages" adds as many again
-ERRORS = "answer_errors"  # session state: (conversation, user turn) -> the model error that left it unanswered
-
-
-def chat_page() -> None:
-    st.set_page_config(page_title="lagmem · chat", page_icon=":material/forum:", layout="centered")
-    settings_panel(store, conv_id)
-    job = answering.current(DB, conv_id)
-    if job is not None and job.done:
-        collect(job)
-        job = None
-    outbox = st.session_state.setdefault("outbox", {}).setdefault(conv_id, [])
-    # rendered before anything slow, disabled while an answer is generated: a second message
-    # cannot interrupt the first (one that arrives anyway waits in the outbox)
-    st.chat_input("Message lagmem", key="chat_box", max_chars=200_000, submit_mode="disable",
-                  disabled=job is not None or bool(outbox), on_submit=queue_message, args=(conv_id,))
-
-    shown = st.session_state.setdefault(f"chat_shown-{conv_id}", MESSAGES_PER_PAGE)
-    # the messages drawn, read again only when the stored version moved or more are asked for
-    view = current_view(store, conv_id, lambda: chat_view(store, conv_id, shown), lambda: ("chat", shown))
-    st.title(md_text(view.conv.title), anchor=False)
-    b = budget_summary(view)
-    st.caption(f"Memory: {view.layer.used_tokens:,} of {view.conv.budget:,} tokens · lag {view.layer.lag} steps · "
-               f"{view.conv.policy} policy · step {view.conv.step}")
-    warning = over_budget_text(b, view.layer.lag)
-    if warning:
-        st.warning(warning, icon=":material/warning:")
-    cap = context_cap_text(view.layer.used_tokens)
-    if cap:
-        st.caption(cap)
-    notices.show()
-    if not view.turn_count:
-        onboarding.show_intro(view.conv.budget, view.layer.lag)
-
-    notes = answer_notes(view)
-    asked = questions(view)
-    waiting = set(view.waiting) - ({job.user_turn} if job else set())
-    errors = st.session_state.get(ERRORS, {})
-    for m in chat_history(view, shown_numbers(view, shown, waiting)):
-        pending = (errors.get((conv_id, m.number)), retry, job is not None or bool(outbox)) if m.number in waiting else None
-        show_message(view, m, store, conv_id, notes=notes, reply_to=asked.get(m.number), pending=pending)
-
-    if b["evicted"]:
-        st.page_link(INSPECTOR, label="See and steer the memory in the inspector", icon=":material/insights:")
-
-    if job is not None:
-        follow(job, spinner_text())
-        collect(job)
-        st.rerun()
-    elif outbox:
-        send(view, outbox.pop(0))
-        st.rerun()
-
-
-def context_cap_text(used: int) -> str:
-    """When the memory holds more than the answering model may be shown (the service's
-    ``context_tokens``), say what it is shown instead. Read without waiting for the models."""
-    loaded = progress()
-    cap = getattr(loaded.service, "context_tokens", None) if loaded.ready.is_set() else None
-    if cap is None or used <= cap:
-        return ""
-    return (f"The model is shown at most about {cap:,} tokens of this memory's {used:,}: the turns the "
-            "question cites first, then the newest that fit.")
-
-
-def shown_numbers(view, shown: int, waiting: set[int]) -> set[int]:
-    """The latest ``shown`` messages (``MESSAGES_PER_PAGE``, more after each "Show earlier
-    messages"), plus every question still without an answer, wherever it is (its Retry must stay
-    reachable)."""
-    hidden = max(view.turn_count - shown, 0)
-    if hidden:
-        st.button(f"Show earlier messages ({hidden:,} not shown)", icon=":material/expand_less:", key="show_earlier",
-                  on_click=lambda: st.session_state.update({f"chat_shown-{conv_id}": shown + MESSAGES_PER_PAGE}))
-    return set(view.latest) | waiting
-
-
-def queue_message(conv: int) -> None:
-    """The chat input's callback: keep the message for the run (nothing is sent from a callback)."""
-    text = st.session_state.get("chat_box") or ""
-    if not text.strip():  # nothing to send, and no empty bubble drawn for it
-        notices.flash("The message is empty: nothing was sent.", "warning")
-        return
-    st.session_state.setdefault("outbox", {}).setdefault(conv, []).append(text)
-
-
-def send(view, text: str) -> None:
-    """Store the user's turn and start its answer in a worker thread."""
-    with st.chat_message("user"):
-        show_text(text)
-    try:
-        ex = service().send(conv_id, text, owner=current_owner())
-    except (EmptyMessage, ValueError) as exc:
-        notices.flash(str(exc), "warning")
-        return
-    if view.conv.title == NEW_TITLE and view.conv.step == 0:
-        store.rename(conv_id, shorten(text, 48))
-    try:
-        answering.start(DB, ex)
-    except answering.Busy:  # another tab's message is being answered: this one is stored, with its Retry
-        notices.flash("Another answer in this conversation is being written; your message is stored. "
-                      "Use its Retry once that answer is in.", "warning")
-
-
-def retry(number: int) -> None:
-    """A Retry button's callback: answer that question in a worker thread (the run follows it)."""
-    st.session_state.get(ERRORS, {}).pop((conv_id, number), None)
-    if answering.current(DB, conv_id) is not None:
-        return  # another answer is on its way; the button comes back when it is stored
-    ex = service().answer_pending(conv_id, owner=current_owner(), turn=number)
-    if ex is not None:
-        try:
-            answering.start(DB, ex)
-        except answering.Busy:  # another tab started one meanwhile: the Retry stays
-            pass
-
-
-def collect(job: answering.Answering) -> None:
-    """A finished answer: forget the worker, keep a model error beside its question."""
-    answering.collect(DB, job.conv_id)
-    if job.crash is not None:
-        raise job.crash
-    if job.error:
-        st.session_state.setdefault(ERRORS, {})[(job.conv_id, job.user_turn)] = job.error
-
-
-def spinner_text() -> str:
-    if getattr(service().llm, "backend", "") == "local":
-        return "Thinking… the embedded model's first answer takes a few seconds."
-    return "Thinking…"
-
-
+log_through_streamlit()
 require_sign_in()  # a visitor who is not signed in sees only the sign-in button
 # The page list is drawn here, first: Streamlit's own list (from the pages/ directory) would show
 # "app" until the script had run, so it is off (.streamlit/config.toml) and the navigation hidden.
+# A page file's name must differ from its url_path: Streamlit first treats pages/ as an old-style
+# page folder, and a page named like a file there would run that file alone, without this router.
 PAGES = [
-    st.Page(chat_page, title="Chat", icon=":material/forum:", default=True),
-    st.Page(INSPECTOR, title="Memory inspector", icon=":material/insights:", url_path="inspector"),
+    st.Page("pages/chat_page.py", title="Chat", icon=":material/forum:", default=True, url_path="chat"),
+    st.Page("pages/inspector_page.py", title="Memory inspector", icon=":material/insights:", url_path="inspector"),
 ]
 page = st.navigation(PAGES, position="hidden")
 with st.sidebar:
@@ -175,10 +33,10 @@ with st.sidebar:
         st.page_link(p)
 try:
     store = open_store()
-    DB = str(runtime.get_store().engine.url)  # conversation ids are per database
+    db = str(runtime.get_store().engine.url)  # conversation ids are per database
 except ConfigError as exc:  # a bad setting: say which, instead of a traceback
     show_plain(exc.message, kind="error", icon=":material/settings:")  # it may quote a URL with credentials
     st.stop()
-conv_id = conversation_sidebar(store)
+hand_over(Shell(store, conversation_sidebar(store), db))
 page.run()
 model_panel()

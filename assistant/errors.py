@@ -3,7 +3,7 @@
 Why: the UI and the terminal commands must tell the user *what to do* when something fails ("set
 OPENAI_API_KEY", "start your server", "wait a moment", "LAGMEM_LLM_TIMEOUT must be a number"),
 without knowing which SDK or server produced the failure. SDK exceptions are mapped to these
-classes at one boundary each: `assistant/llm.py` for the model (nothing above it catches an
+classes at one boundary each: `assistant/models/llm.py` for the model (nothing above it catches an
 `openai` exception), `assistant/store.py` for the database, `assistant/config.py` for settings.
 The original exception is kept as ``__cause__`` (``raise ... from exc``) so tests and logs still
 see the real traceback.

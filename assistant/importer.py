@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from memory.layer import MemoryLayer
 
-from .store import MemoryStore
+from assistant.store import MemoryStore
 
 TARGET_S = 0.1  # write-lock time one chunk aims at (`lagmem bench pages` reports the longest)
 FIRST_ROWS, MAX_ROWS = 50, 5000  # a table's first chunk (before its rate is known); any chunk's cap

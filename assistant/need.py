@@ -34,7 +34,7 @@ import numpy as np
 from memory.need import NOVELTY_TURNS, ArrivalContext, content_words, model_from_dict
 from memory.need_models import NeedModel, TreeNeedModel
 
-from .embeddings import unpack_vector
+from assistant.models.embeddings import unpack_vector
 
 MODEL_FILE = Path(__file__).with_name("need_model.json")
 SESSION_GAP = timedelta(minutes=30)

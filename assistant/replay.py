@@ -16,9 +16,9 @@ from memory.layer import MemoryLayer
 from memory.tokens import TokenCounter
 from memory.types import MemorySettings
 
-from . import need
-from .importer import Draft, Recorder, WriteStats, write_import
-from .store import MemoryStore, Tx
+from assistant import need
+from assistant.importer import Draft, Recorder, WriteStats, write_import
+from assistant.store import MemoryStore, Tx
 
 DEFAULTS = MemorySettings()
 

@@ -37,11 +37,11 @@ from storage.models import Conversation, Turn, utcnow
 from storage.repo import NotFound
 from storage.views import MemoryView, PageReader
 
-from .cache import ByteCache
-from . import need
-from .config import default_url
-from .scope import OwnerScope
-from .store_errors import storage_errors as _storage_errors
+from assistant.cache import ByteCache
+from assistant import need
+from assistant.config import default_url
+from assistant.scope import OwnerScope
+from assistant.store_errors import storage_errors as _storage_errors
 
 __all__ = ["MemoryStore", "MemoryView", "NotFound", "OwnerScope", "PageReader", "Reader", "Tx", "default_url", "open_store"]
 

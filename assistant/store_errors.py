@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 from sqlalchemy.exc import DBAPIError
 
-from .errors import StorageError
+from assistant.errors import StorageError
 
 _FULL = ("database or disk is full", "no space left", "disk full", "could not extend file")
 _READ_ONLY = ("readonly database", "read-only", "read only")

@@ -29,7 +29,7 @@ from memory.policies import POLICIES
 from memory.tokens import TokenCounter
 from memory.types import EvictionRecord, MemorySettings, PinRefused, Snapshot
 
-from . import need
+from assistant import need
 
 POLICY_NAMES = tuple(POLICIES)  # every policy a conversation may run with, in the registry's order
 

@@ -15,8 +15,8 @@ Speed and load, on the product:
 * ``retrieval``    the retrieval step's own cost (LLM excluded) and the embedding model per turn.
 * ``model_speed``  the embedded model: server start, time to first token, tokens/s.
 * ``loadtest``     concurrent writers against one database, then a check that nothing was lost;
-                   with ``fake_openai_server`` (a stdlib fake of the API) and ``fakes`` (a hash
-                   embedder) so only our own work is loaded.
+                   with ``fakes`` (a stdlib fake of the API, a hash embedder) so only our own
+                   work is loaded.
 
 The terminal front ends are ``lagmem bench ...`` (``cli/bench.py``) and ``lagmem loadtest``.
 """

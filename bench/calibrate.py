@@ -2,7 +2,7 @@
 
 Three steps, each on the fit conversations only (report the result on others: held out):
 
-1. the ranker's feature weights (``assistant.rank_features``), by maximum likelihood of the gold
+1. the ranker's feature weights (``assistant.retrieval.rank_features``), by maximum likelihood of the gold
    evidence under a softmax over each question's candidates (listwise: only the order within one
    question matters, which is what the shortlist is), features standardised for the fit and the
    weights folded back to raw features, a small L2 penalty;
@@ -10,7 +10,7 @@ Three steps, each on the fit conversations only (report the result on others: he
    cosine) by Newton's method on every (question, candidate) pair, label = "is gold evidence";
 3. the threshold on that probability with the best citation F1 (at most ``max_cites`` per question).
 
-Prints a ``HybridParams(...)`` to paste into ``assistant/hybrid.py``.
+Prints a ``HybridParams(...)`` to paste into ``assistant/retrieval/hybrid.py``.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from dataclasses import replace
 import numpy as np
 from scipy.optimize import minimize
 
-from assistant import rank_features
-from assistant.hybrid import HybridParams, _terms, calibrate, hybrid_score, query_terms
-from assistant.lexical import bm25_scores
+from assistant.retrieval import rank_features
+from assistant.retrieval.hybrid import HybridParams, _terms, calibrate, hybrid_score, query_terms
+from assistant.retrieval.lexical import bm25_scores
 from .cites import Ask, Corpus
 
 THRESHOLDS = tuple(round(x, 3) for x in np.arange(0.05, 0.8, 0.025))

@@ -2,7 +2,7 @@
 
 ``gold`` (None here): the question cites its evidence turns still in memory, the protocol's
 perfect evidence. A retriever name (``embeddings``, ``hybrid``, ``local``, ...): the question runs
-the app's retrieval step (``assistant.retrieval.retrieve``) over the turns *in memory* and cites
+the app's retrieval step (``assistant.retrieval.step.retrieve``) over the turns *in memory* and cites
 what it cites, with the retriever's confidence as the weight, exactly as the app records a
 chat message's citations. Feedback stays derived from the gold evidence (the user's thumbs).
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from assistant.embeddings import MODEL_NAME
-from assistant.retrieval import retrieve
+from assistant.models.embeddings import MODEL_NAME
+from assistant.retrieval.step import retrieve
 from .cites import Corpus, retriever
 from .embed_cache import embed
 from .locomo import Conversation, Question
@@ -28,7 +28,7 @@ class LazyEmbedder:
 
     def encode(self, texts):
         if self._model is None:
-            from assistant.embeddings import get_embedder
+            from assistant.models.embeddings import get_embedder
 
             self._model = get_embedder()
         return self._model.encode(texts)

@@ -19,7 +19,7 @@ restores or gives feedback on a turn, as a person in another browser tab would. 
 ``ChatService`` (as Streamlit's sessions do); ``--processes`` gives each writer its own process,
 engine and cache (as several app servers on one database do).
 
-The model is a local HTTP fake of the OpenAI API (``bench.fake_openai_server``) reached
+The model is a local HTTP fake of the OpenAI API (``bench.fakes.loadtest_server``) reached
 through the real client, and embeddings are ``HashEmbedder`` (bag-of-words hashing), so the run
 measures lagmem and its database, not a model.
 """
@@ -66,13 +66,13 @@ def message(writer: int, j: int) -> str:
 
 def make_service(url: str, base_url: str, *, migrate: bool = False):
     """The real ChatService on ``url``: the OpenAI client at the fake server, hash embeddings."""
-    from assistant.llm import LLMClient, LLMConfig
-    from assistant.retrieval import CiteCheck, RetrievalConfig
+    from assistant.models.llm import LLMClient, LLMConfig
+    from assistant.retrieval.step import CiteCheck, RetrievalConfig
     from assistant.service import ChatService
     from assistant.store import open_store
-    from assistant.tokens import make_token_counter
-    from bench.fake_openai_server import MODEL
-    from bench.fakes import HashEmbedder
+    from assistant.models.tokens import make_token_counter
+    from bench.fakes.loadtest_server import MODEL
+    from bench.fakes.embedder import HashEmbedder
 
     llm = LLMClient(LLMConfig(backend="compatible", base_url=base_url, api_key="sk-loadtest", model=MODEL,
                               timeout=60.0, max_retries=0, structured="json_object_schema"))
@@ -223,7 +223,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 def run(url: str, writers: int, exchanges: int, *, processes: bool = False, progress: bool = True) -> dict:
     """Set up conversations, run the writers, check the database; returns the report (a dict)."""
-    from bench.fake_openai_server import FakeOpenAIServer
+    from bench.fakes.loadtest_server import FakeOpenAIServer
 
     if not 1 <= writers <= 64 or exchanges < 1:
         raise ValueError("--writers must be 1..64 and --exchanges >= 1")
@@ -235,7 +235,7 @@ def run(url: str, writers: int, exchanges: int, *, processes: bool = False, prog
         if processes:
             ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
             if ctx.get_start_method() == "forkserver":
-                ctx.set_forkserver_preload(["bench.loadtest", "assistant.service", "assistant.llm"])
+                ctx.set_forkserver_preload(["bench.loadtest", "assistant.service", "assistant.models.llm"])
             out, go = ctx.Queue(), ctx.Event()
             workers = [ctx.Process(target=run_writer, args=(plan, i, out, go), daemon=True) for i in range(writers)]
         else:

@@ -13,7 +13,7 @@ Built for the format, not for the four conversations we hold: sessions are found
 taken in numeric session order, and evidence ids are repaired by rule.
 
 Protocol decisions (pinned down by reproducing the reference fifo, lru and oracle figures held in
-``tests/test_bench_locomo.py`` to the third decimal on ``locomo_dev.json``):
+``tests/bench/test_bench_locomo.py`` to the third decimal on ``locomo_dev.json``):
 
 * A turn's text is ``"<speaker>: <text>"`` plus ``" [shares photo: <blip_caption>]"`` when the turn
   has a (non-empty) caption.
@@ -216,7 +216,7 @@ def token_scale(name: str) -> TokenScale:
 
 def _cl100k_counter() -> Callable[[str], int]:
     """cl100k_base through the project's offline tiktoken helper (no network needed)."""
-    from assistant.tokens import TiktokenCounter
+    from assistant.models.tokens import TiktokenCounter
 
     counter = TiktokenCounter(encoding="cl100k_base")
     return counter.count

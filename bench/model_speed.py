@@ -36,8 +36,8 @@ def run(rounds: int = 3, max_tokens: int = 64, *, n_ctx: int | None = None,
 
     llama.cpp's threads spin at barriers, so its speed collapses when the cores are busy with
     something else: the load average is printed with the numbers for that reason."""
-    from assistant.llm import LLMClient, LLMConfig  # here: `lagmem --help` does not load openai
-    from assistant.local_model import MODEL_ALIAS, start_server
+    from assistant.models.llm import LLMClient, LLMConfig  # here: `lagmem --help` does not load openai
+    from assistant.models.local_model import MODEL_ALIAS, start_server
 
     local = current().local
     n_ctx, n_threads = n_ctx or local.n_ctx, n_threads or local.threads

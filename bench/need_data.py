@@ -38,7 +38,7 @@ def embeddings(conv: Conversation, embedder=None) -> np.ndarray:
     """The conversation's turn embeddings (rows in turn order), from the cache when it has them."""
     texts = [content(t) for t in conv.turns]
     if embedder is None:
-        from assistant.embeddings import MODEL_NAME
+        from assistant.models.embeddings import MODEL_NAME
         name = MODEL_NAME
     else:
         name = embedder.model_name
@@ -47,7 +47,7 @@ def embeddings(conv: Conversation, embedder=None) -> np.ndarray:
     if path.exists():
         return np.load(path)
     if embedder is None:
-        from assistant.embeddings import get_embedder
+        from assistant.models.embeddings import get_embedder
         embedder = get_embedder()
     out = np.asarray(embedder.encode(texts), dtype=np.float32)
     tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")

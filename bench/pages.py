@@ -14,7 +14,7 @@ longest single write transaction of the import (timed around the commit, so a WA
 commit runs counts too), the longest wait of another writer on the same file that takes the write
 lock every 20 ms during the import (what another user would feel), and the median chat and
 inspector draw, unchanged and after a change. No model is called (a draw does not ask one); the embedder is
-``bench.fakes.HashEmbedder``. Goals (issue 12): import <= 2 s per 1,000 turns and linear, no write
+``bench.fakes.embedder.HashEmbedder``. Targets: import <= 2 s per 1,000 turns and linear, no write
 transaction > 1 s, inspector draw <= 1 s at 10,000 turns and <= 3 s at 100,000.
 """
 
@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app.py"
-INSPECTOR = "pages/1_Memory_inspector.py"
+INSPECTOR = "pages/inspector_page.py"
 WORDS = "apple river piano lisbon garden train coffee museum letter window bridge market".split()
 
 
@@ -88,7 +88,7 @@ def _probe(path: str, stop: threading.Event, waits: list[float]) -> None:
 def import_size(url: str, turns: int) -> dict:
     from assistant.replay import replay, settings_from
     from assistant.store import open_store
-    from assistant.tokens import make_token_counter
+    from assistant.models.tokens import make_token_counter
     from memory import transcript as T
 
     text = saved_file(turns)
@@ -130,7 +130,7 @@ def draw_times(url: str, conv: int, draws: int, timeout: float) -> dict:
     from streamlit.testing.v1 import AppTest
 
     from assistant import runtime
-    from bench.fakes import HashEmbedder
+    from bench.fakes.embedder import HashEmbedder
 
     os.environ["LAGMEM_DATABASE_URL"] = url
     svc = runtime.get_service(url, llm=NoModel(), embedder=HashEmbedder())

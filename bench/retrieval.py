@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from assistant.embeddings import get_embedder
-from assistant.retrieval import Candidate, RetrievalConfig, find_misses, retrieve
-from assistant.tokens import make_token_counter
+from assistant.models.embeddings import get_embedder
+from assistant.retrieval.step import Candidate, RetrievalConfig, find_misses, retrieve
+from assistant.models.tokens import make_token_counter
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 

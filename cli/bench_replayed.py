@@ -92,7 +92,7 @@ def counter():
     """The app's token counter, once per process (as `lagmem replay` prices turns)."""
     global _COUNTER
     if _COUNTER is None:
-        from assistant.tokens import counter_for
+        from assistant.models.tokens import counter_for
 
         _COUNTER = counter_for()
     return _COUNTER

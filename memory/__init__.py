@@ -1,7 +1,7 @@
 """The pure core of lagmem: a token-budgeted memory of dialogue turns.
 
 Nothing here imports streamlit, sqlalchemy, openai or the network; ``storage`` and ``assistant``
-wrap it. The memory contract, tested by property tests (tests/test_contract.py):
+wrap it. The memory contract, tested by property tests (tests/memory/test_contract.py):
 
 1. After every enforcement, active tokens <= budget, unless pinned + protected turns alone exceed
    it; that state is reported (``Snapshot.forced_over_budget``), never hidden.

@@ -16,11 +16,12 @@ ties older turn first (``MemoryLayer._ranked``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 
 import numpy as np
 
 from .evidence import Evidence
+from .params import ParamSpec, param
 from .types import TurnState
 
 
@@ -45,8 +46,16 @@ class Policy:
         candidates = [turn_at(k) for k in range(len(numbers))]
         return np.array(self.scores(candidates, evidence, now), dtype=np.float64)
 
+    @classmethod
+    def param_specs(cls) -> dict[str, ParamSpec]:
+        """The policy's parameters and what each may be, read from its fields declared with ``param``."""
+        if not is_dataclass(cls):
+            return {}
+        return {f.name: f.metadata["param"] for f in fields(cls) if "param" in f.metadata}
+
     def params(self) -> dict:
-        return {}
+        """The parameters in force, by name, in declaration order."""
+        return {name: getattr(self, name) for name in self.param_specs()}
 
     def parts(self, candidates: Sequence[TurnState], evidence: Evidence, now: int) -> list[tuple[float, float]] | None:
         """Each candidate's importance split as (prior part, evidence part), summing to ``scores``;
@@ -81,31 +90,25 @@ class Lru(Policy):
 class Accumulate(Policy):
     """H2O-like: total citation weight ever received; no provisional buffer (lag 0)."""
 
-    lag: int | None = 0
+    lag: int | None = param(0, 0, 1_000_000)
     name = "accumulate"
     description = "evicts the turn with the fewest citations ever (H2O-like, no lag)"
 
     def scores(self, candidates, evidence, now):
         return [float(sum(c.weight for c in evidence.of(t.number))) for t in candidates]
 
-    def params(self):
-        return {"lag": self.lag}
-
 
 @dataclass
 class Window(Policy):
     """TOVA/SnapKV-like: only citations from the last ``window`` steps count."""
 
-    window: int = 64
+    window: int = param(64, 1, 1_000_000_000)
     name = "window"
     description = "evicts the turn with the fewest recent citations"
 
     def scores(self, candidates, evidence, now):
         since = now - self.window
         return [float(sum(c.weight for c in evidence.of(t.number) if c.step > since)) for t in candidates]
-
-    def params(self):
-        return {"window": self.window}
 
 
 class Userfirst(Policy):

@@ -5,6 +5,7 @@ log and the correctness signals) and ``now``; it returns one importance per cand
 "keep"). It keeps no state between decisions and deletes nothing: the layer evicts the lowest first.
 The base class and the baselines (fifo, lru, accumulate, window, userfirst, largest) live in
 ``memory/baselines.py``; here are ``measured``, the registry ``POLICIES`` and the parameter checks.
+Each parameter is declared once, with its range (``memory/params.py``).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import numpy as np
 
 from .baselines import Accumulate, Fifo, Largest, Lru, Policy, Userfirst, Window
 from .evidence import Evidence, powers
+from .params import ParamSpec, param, short
 from .types import TurnState
 
-__all__ = ["POLICIES", "PARAM_SPECS", "Accumulate", "Fifo", "Largest", "Lru", "Measured", "Policy", "Userfirst",
+__all__ = ["POLICIES", "Accumulate", "Fifo", "Largest", "Lru", "Measured", "Policy", "Userfirst",
            "Window", "check_params", "make_policy"]
 
 
@@ -90,20 +92,23 @@ class Measured(Policy):
     constant added to every turn, so this ranks exactly like ``accumulate``.
     """
 
-    decay: float = 0.999
-    wrong_weight: float = 0.0
-    prior: float = 0.4
-    prior_decay: float = 0.99
-    size_power: float = 1.5
-    density: float = 1.0
-    background: float = 0.5
-    confirm: float = 4.0
-    verdict_cut: float = 4.0
-    verdict_prior: float = 1.0
-    need_weight: float = 2.5
-    need: float = 2.0
-    need_size_power: float = 0.0
-    citations: float = 1.0
+    # exponents lie in [0, 8]: with a million candidates of up to 1e9 tokens, size is in [1e-9, 1e6]
+    # and p / mean p in [0, 1e6], so x ** 8 and 1 / size ** 8 stay finite; a negative exponent
+    # would raise on a prior of 0 (0.0 ** -1) or overflow on a tiny one
+    decay: float = param(0.999, 0.0, 1.0)
+    wrong_weight: float = param(0.0, 0.0, 1.0)
+    prior: float = param(0.4, 0.0, 1000.0)
+    prior_decay: float = param(0.99, 0.0, 1.0)
+    size_power: float = param(1.5, 0.0, 8.0)
+    density: float = param(1.0, 0.0, 8.0)
+    background: float = param(0.5, 0.0, 1000.0)
+    confirm: float = param(4.0, 0.0, 1000.0)
+    verdict_cut: float = param(4.0, 0.0, 1000.0)
+    verdict_prior: float = param(1.0, 0.0, 1.0)
+    need_weight: float = param(2.5, 0.0, 1000.0)
+    need: float = param(2.0, 0.0, 8.0)
+    need_size_power: float = param(0.0, 0.0, 8.0)
+    citations: float = param(1.0, 0.0, 1000.0)
     name = "measured"
     description = "evicts the turn with the least demonstrated utility per token (lagged, decayed, correctness-weighted)"
 
@@ -221,26 +226,8 @@ class Measured(Policy):
         cited = replace(self, prior=0.0, need_weight=0.0).scores(candidates, evidence, now)
         return [(t - c, c) for t, c in zip(total, cited)]
 
-    def params(self):
-        return {
-            "decay": self.decay,
-            "wrong_weight": self.wrong_weight,
-            "prior": self.prior,
-            "prior_decay": self.prior_decay,
-            "size_power": self.size_power,
-            "density": self.density,
-            "background": self.background,
-            "confirm": self.confirm,
-            "verdict_cut": self.verdict_cut,
-            "verdict_prior": self.verdict_prior,
-            "need_weight": self.need_weight,
-            "need": self.need,
-            "need_size_power": self.need_size_power,
-            "citations": self.citations,
-        }
 
-
-POLICIES: dict[str, Callable[..., Policy]] = {
+POLICIES: dict[str, type[Policy]] = {
     "fifo": Fifo,
     "lru": Lru,
     "accumulate": Accumulate,
@@ -250,75 +237,29 @@ POLICIES: dict[str, Callable[..., Policy]] = {
     "measured": Measured,
 }
 
-@dataclass(frozen=True)
-class ParamSpec:
-    """What one policy parameter may be: ``kind`` int or float (an int is a fine float; a float,
-    even ``2.0``, is not an int), and the closed range [low, high] it must lie in."""
-
-    kind: type
-    low: float
-    high: float
-
-
-# Declared ranges of every policy's parameters, checked before a policy is built: a saved file or a
-# sidebar cannot hand it a string, a bool, a NaN or a 4,300-digit integer (``x ** k`` would spend
-# an hour on it). A parameter not named here must still be a finite number within +-PARAM_LIMIT.
-PARAM_LIMIT = 1e6
-PARAM_SPECS: dict[str, dict[str, ParamSpec]] = {
-    "fifo": {},
-    "lru": {},
-    "accumulate": {"lag": ParamSpec(int, 0, 1_000_000)},
-    "window": {"window": ParamSpec(int, 1, 1_000_000_000)},
-    "userfirst": {},
-    "largest": {},
-    "measured": {
-        "decay": ParamSpec(float, 0.0, 1.0),
-        "wrong_weight": ParamSpec(float, 0.0, 1.0),
-        "prior": ParamSpec(float, 0.0, 1000.0),
-        "prior_decay": ParamSpec(float, 0.0, 1.0),
-        "size_power": ParamSpec(float, 0.0, 8.0),
-        "density": ParamSpec(float, 0.0, 8.0),
-        "background": ParamSpec(float, 0.0, 1000.0),
-        "confirm": ParamSpec(float, 0.0, 1000.0),
-        "verdict_cut": ParamSpec(float, 0.0, 1000.0),
-        "verdict_prior": ParamSpec(float, 0.0, 1.0),
-    },
-}
-
-
 def check_params(name: str, params) -> dict:
-    """The parameters, checked for type and range against ``PARAM_SPECS``; a ``ValueError`` that
-    names the parameter and its allowed range otherwise."""
+    """The parameters, checked against the policy's declarations (``param``): a ``ValueError`` that
+    names an undeclared parameter, or a parameter and its allowed range."""
     if not isinstance(params, dict):
         raise ValueError(f"policy parameters must be an object of name: number, got {type(params).__name__}")
-    specs = PARAM_SPECS.get(name, {})
+    specs = POLICIES[name].param_specs()
     for key, value in params.items():
-        spec = specs.get(key, ParamSpec(float, -PARAM_LIMIT, PARAM_LIMIT))
         if not isinstance(key, str):
-            raise ValueError(f"policy parameter names must be strings, got {key!r}")
-        wanted = "an integer" if spec.kind is int else "a number"
-        if isinstance(value, bool) or not isinstance(value, Real) or (spec.kind is int and not isinstance(value, Integral)):
-            raise ValueError(f"{name} parameter {key!r} must be {wanted}, got {_short(value)}")
-        # compare before any float(): a huge int stays exact, and float(10**4300) would raise
-        if not (isinstance(value, Integral) or math.isfinite(value)) or not spec.low <= value <= spec.high:
-            raise ValueError(f"{name} parameter {key!r} must be {wanted} in [{spec.low:g}, {spec.high:g}], got {_short(value)}")
+            raise ValueError(f"policy parameter names must be strings, got {short(key)}")
+        if key not in specs:
+            known = ", ".join(specs) or "none"
+            raise ValueError(f"{name} has no parameter {short(key)} (its parameters: {known})")
+        specs[key].check(name, key, value)
     return params
-
-
-def _short(value) -> str:
-    if isinstance(value, int) and value.bit_length() > 64:  # repr() of a 4,300-digit int raises
-        return f"an integer of {value.bit_length()} bits"
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
 
 
 def make_policy(name: str, **params) -> Policy:
     """Build a policy by name; unknown names and parameters, and values out of their declared
-    range (``PARAM_SPECS``), are clear errors."""
+    range (``param``), are clear errors."""
     try:
         factory = POLICIES[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown policy {_short(name)}; choose one of {', '.join(POLICIES)}") from None
+        raise ValueError(f"unknown policy {short(name)}; choose one of {', '.join(POLICIES)}") from None
     check_params(name, params)
     try:
         return factory(**params)

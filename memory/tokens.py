@@ -2,7 +2,7 @@
 model in use (the budget is counted in tokens, never in turns).
 
 Only the protocol and a pure word-based estimate live here; counters that need files (tiktoken's
-offline encodings, a model's own tokenizer) are in ``assistant/tokens.py``.
+offline encodings, a model's own tokenizer) are in ``assistant/models/tokens.py``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A person's two quick messages, against the real app and the embedded model (SmolLM2 through
 llama.cpp's server, MiniLM embeddings), in Chromium; prints what happened and what is stored.
 
-Why beside the test suite: ``tests/test_browser.py`` checks the same thing against a fake model
+Why beside the test suite: ``tests/web/test_browser.py`` checks the same thing against a fake model
 (fast, deterministic); this is the claim with the real models, run by hand:
 
     .venv/bin/python scripts/check_chat_race.py [--keep DIR]

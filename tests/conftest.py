@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from bench.fakes.openai_http import FakeOpenAI
+
 CONVERSATIONS = Path(__file__).parent / "conversations"
-pytest_plugins = ["tests.fake_openai", "assistant.pytest_plugin"]
+pytest_plugins = ["assistant.testing.plugin"]
 
 
 @pytest.fixture(scope="session")
@@ -86,6 +89,29 @@ def store(engine):
 
 @pytest.fixture(scope="session")
 def counter():
-    from assistant.tokens import make_token_counter
+    from assistant.models.tokens import make_token_counter
 
     return make_token_counter(None)
+
+
+# the local HTTP fake of the OpenAI API (bench/fakes/openai_http.py)
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A fresh fake OpenAI server for one test."""
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def openai_env(fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
+    """The environment a user would set to point lagmem at this server (a compatible backend),
+    with a short timeout and fast retries so error tests stay quick."""
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
+    monkeypatch.setenv("LAGMEM_MODEL", "fake-model")
+    monkeypatch.setenv("LAGMEM_LLM_TIMEOUT", "1.0")
+    monkeypatch.delenv("LAGMEM_LLM", raising=False)
+    monkeypatch.delenv("LAGMEM_STRUCTURED", raising=False)
+    return fake_openai

@@ -1,0 +1,349 @@
+"""The answer: what the model is shown, how long it may be, and what reaches the user.
+
+Why this shape: a 135M model left to itself answers with invented sentences, in another language,
+longer than the whole memory budget. So:
+
+* **Grounded prompt.** When the retrieval step cited turns, the model sees only those turns, as
+  plain notes ("Earlier, the user said: ..."), and the question; it is asked for one short
+  sentence in the question's language, or to say it does not know. No ids, no markers.
+* **Capped.** An answer is at most ``answer_cap(budget)`` tokens: a quarter of the conversation's
+  budget, never more than 150 (a long answer would push the user's own facts out of memory).
+  The model is asked for that many tokens, and the text is cut at a sentence end if it still
+  runs over (``cap_text``).
+* **Checked** (``grounded`` mode, the embedded default): the model's text is shown only when it
+  agrees with the cited turns -- it repeats at least one of their words that the question did not
+  contain, most of its own new words come from them, and its embedding is close to one of them.
+  Otherwise the user gets an honest extractive answer quoting the turn: "You told me (turn 3): ...",
+  worded in the user's language (``assistant.answering.wording``); so is a model answer in another language.
+* **Clean.** Prompt syntax never reaches the user: ``[cited]``, ``[T12]`` and similar markers are
+  removed from whatever the model writes (``clean_answer``).
+
+A configured (larger) model gets the whole in-memory context with the cited turns named in the
+system prompt, streamed as it writes (``context`` mode), with the same cap and cleaning.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from assistant.retrieval.lexical import STOP_WORDS, words
+from assistant.answering.wording import WORDINGS, language
+
+MAX_ANSWER_TOKENS = 150
+MIN_ANSWER_TOKENS = 16
+PROMPT_SYNTAX = re.compile(r"\[\s*(?:cited|T\s*\d+|turn\s*\d+)\s*\]\s*", re.IGNORECASE)
+SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s")
+AGREE_SIMILARITY = 0.45
+AGREE_SHARE = 0.5
+
+CONTEXT_PROMPT = (
+    "You are a helpful assistant. Reply to the user's last message briefly, in the language the "
+    "user writes in.{cited}"
+)
+GROUNDED_PROMPT = (
+    "You answer questions about what was said earlier in this conversation. Use only these "
+    "notes:\n{notes}\nAnswer the question in one short sentence, in the same language as the "
+    "question. If the notes do not contain the answer, say that you do not know."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A cited turn as the answer step uses it."""
+
+    number: int
+    role: str
+    content: str
+    weight: float
+    vector: np.ndarray | None = None
+
+
+def answer_cap(budget: int | None) -> int:
+    """Most tokens an answer may have: a quarter of the budget, at most 150 (at least 16)."""
+    if not budget:
+        return MAX_ANSWER_TOKENS
+    return max(MIN_ANSWER_TOKENS, min(MAX_ANSWER_TOKENS, budget // 4))
+
+
+def clean_answer(text: str) -> str:
+    """The model's text without prompt syntax (``[cited]``, ``[T3]``), whitespace tidied."""
+    return re.sub(r"[ \t]{2,}", " ", PROMPT_SYNTAX.sub("", text)).strip()
+
+
+def cap_text(text: str, cap: int, count) -> str:
+    """``text`` within ``cap`` tokens (``count``: the token counter): whole sentences when they
+    fit, else whole words, with an ellipsis."""
+    if count(text) <= cap:
+        return text
+    kept = ""
+    for sentence in SENTENCE_END.split(text):
+        trial = (kept + " " + sentence).strip()
+        if count(trial) > cap:
+            break
+        kept = trial
+    if kept:
+        return kept
+    out: list[str] = []
+    for word in text.split():
+        if count(" ".join(out + [word]) + " …") > cap:
+            break
+        out.append(word)
+    return (" ".join(out) + " …") if out else "…"
+
+
+QUESTION_START = re.compile(r"(?i)\s*(what|when|where|who|whom|which|why|how|do|does|did|is|are|"
+                            r"can|could|tell me|remind me)\b")
+WH = re.compile(r"(?i)\b(what|when|where|who|whom|which|why|how)\b")
+SELF_WORDS = re.compile(r"(?i)\b(i|i'm|i'll|i've|i'd|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
+SELF_START = re.compile(r"(?i)^\s*(i|i'm|i'll|i've|i'd|my|we|we're|we'll|we've|our)\b")
+
+
+def _clauses(text: str) -> list[str]:
+    return [c for c in re.split(r"[,;.!?:]+", text) if c.strip()]
+
+
+def is_question(message: str) -> bool:
+    """Does the user ask? A question mark or an opening question word -- unless the question is a
+    tag on a statement about the user ("I'm 34, can you believe it?", "We met on Friday, right?"):
+    then the user is telling, and gets a statement's reply."""
+    text = message.rstrip()
+    if not (text.endswith(("?", "？", "¿")) or QUESTION_START.match(text)):
+        return False
+    clauses = _clauses(text)
+    if len(clauses) < 2:
+        return True
+    last = clauses[-1]
+    tag = not WH.search(last) and not SELF_WORDS.search(last)
+    return not (tag and any(SELF_START.match(c) for c in clauses[:-1]))
+
+
+def states(text: str) -> bool:
+    """Does the user's turn state something? Not a question, or a question beside a statement
+    about themselves ("My name is Sam, what's yours?")."""
+    return not is_question(text) or any(SELF_START.match(c) and not WH.search(c) for c in _clauses(text))
+
+
+REQUEST = re.compile(r"(?i)\b(tell|give|show|help|let|teach|send|explain to)\s+(me|us)\b")
+
+
+def about_the_user(message: str) -> bool:
+    """Does the question ask about the user ("When is my trip?"), not the assistant ("How are
+    you?", "My name is Sam, what's yours?": the asking part counts) or the world ("Can you tell me
+    a fact about the sea?": "me" in a request does not count)? Only then is a guess from memory
+    worth quoting when nothing was cited."""
+    clauses = _clauses(REQUEST.sub(" ", message))
+    asking = [i for i, c in enumerate(clauses) if QUESTION_START.match(c) or WH.search(c)]
+    part = clauses[asking[-1]:] if asking else clauses
+    return any(SELF_WORDS.search(c) for c in part)
+
+
+def quote_turn(note: Note, max_chars: int = 400, lang: str = "en") -> str:
+    text = re.sub(r"\s+", " ", note.content).strip()
+    if len(text) > max_chars:
+        text = text[:max_chars].rsplit(" ", 1)[0] + " …"
+    w = WORDINGS[lang]
+    who = w.told if note.role == "user" else w.said
+    return who.format(n=note.number) + clean_answer(text)
+
+
+def extractive(notes: Sequence[Note], sure: bool = True, lang: str = "en") -> str:
+    """The honest answer built from the turns themselves (``notes``: best first): the first user
+    statement (not a question), else the first turn; in ``lang`` (``assistant.answering.wording``)."""
+    ranked = list(notes)
+    stated = [n for n in ranked if n.role == "user" and states(n.content)]
+    said = [n for n in ranked if n.role != "user"]
+    best = (stated or said or ranked)[0]
+    text = quote_turn(best, lang=lang)
+    if sure:
+        return text
+    return WORDINGS[lang].unsure + text[0].lower() + text[1:]
+
+
+def _flat(text: str) -> str:
+    return clean_answer(re.sub(r"\s+", " ", text))
+
+
+def grounded_messages(notes: Sequence[Note], message: str) -> list[dict]:
+    lines = []
+    for n in sorted(notes, key=lambda n: n.number):
+        who = "the user said" if n.role == "user" else "you said"
+        lines.append(f"- Earlier, {who}: {_flat(n.content)}")
+    return [{"role": "system", "content": GROUNDED_PROMPT.format(notes="\n".join(lines))},
+            {"role": "user", "content": message}]
+
+
+def context_messages(active: Sequence, cited: Sequence[int], message: str, count,
+                     context_tokens: int | None) -> list[dict]:
+    """The in-memory turns (``active``: candidates with number/role/content) as chat history; the
+    cited ones are repeated in the system prompt rather than marked inside the turns. With
+    ``context_tokens``, only what fits: cited turns first, then the newest."""
+    cited_set = set(cited)
+    turns = list(active)
+    if context_tokens is not None:
+        room, keep, used = context_tokens - count(message) - 80, [], 0
+        for c in sorted(active, key=lambda c: (c.number not in cited_set, -c.number)):
+            cost = count(c.content) + 4
+            if used + cost <= room:
+                keep.append(c)
+                used += cost
+        turns = sorted(keep, key=lambda c: c.number)
+    note = ""
+    if cited_set:
+        quoted = "\n".join(f"- {_flat(c.content)}" for c in turns if c.number in cited_set)
+        note = f" The earlier messages most relevant now:\n{quoted}"
+    messages = [{"role": "system", "content": CONTEXT_PROMPT.format(cited=note)}]
+    for t in turns:
+        messages.append({"role": t.role if t.role in ("user", "assistant") else "system",
+                         "content": t.content})
+    messages.append({"role": "user", "content": message})
+    return messages
+
+
+class StreamCleaner:
+    """Removes prompt syntax from streamed deltas: text from an unclosed ``[`` is held back until
+    it closes (or grows past a marker's length), so ``[cit`` + ``ed] `` never shows."""
+
+    HOLD = 12
+
+    def __init__(self) -> None:
+        self.pending = ""
+
+    def feed(self, delta: str) -> str:
+        text = self.pending + delta
+        cut = text.rfind("[")
+        if cut != -1 and "]" not in text[cut:] and len(text) - cut <= self.HOLD:
+            self.pending, text = text[cut:], text[:cut]
+        else:
+            self.pending = ""
+        return PROMPT_SYNTAX.sub("", text)
+
+    def flush(self) -> str:
+        text, self.pending = PROMPT_SYNTAX.sub("", self.pending), ""
+        return text
+
+
+SALIENT = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'-]+|\b\w*\d\w*")
+
+
+def salient(text: str) -> set[str]:
+    """Names and numbers: capitalised words not opening a sentence, and anything with a digit."""
+    found = {m.group(0).lower() for m in SALIENT.finditer(text.strip())}
+    return {w for w in found if not w.startswith("i'")}  # "I'm", "I'll": the pronoun, not a name
+
+
+AS_THE_USER = re.compile(r"(?i)^\W*(i|i'm|i'll|i've|i'd)\b|\b(my|mine|myself|me|we|we're|we've|us|our|ours)\b")
+OPENERS = frozenset("""yes no sure okay ok well sorry hello hi dear great certainly of according based
+as in on at for from to your you you're yours the this that these those it it's there here he she they
+""".split())
+
+
+I_PHRASE = re.compile(r"(?i)\b(i|i'm|i'll|i've|i'd)\s+(\w+)")
+
+
+def speaks_as_user(answer: str, notes: Sequence[Note] = ()) -> bool:
+    """The model copied the user's own sentence ("My wife Leena is a pharmacist", "I'm Amara",
+    "The bakery I work at" from "I work at a bakery"): an answer to the user about themselves says
+    "you"; spoken as "I", it reads as the assistant's. ("..., I'm told" is the assistant's own.)"""
+    if AS_THE_USER.search(answer):
+        return True
+    theirs = {(a.lower(), b.lower()) for n in notes if n.role == "user" for a, b in I_PHRASE.findall(n.content)}
+    return any((a.lower(), b.lower()) in theirs for a, b in I_PHRASE.findall(answer))
+
+
+def invented_opener(answer: str, notes: Sequence[Note], message: str) -> bool:
+    """The first word is a name of the model's own ("Monsieur A.N., your sister ..."): capitalised,
+    not a common opening word, and in neither the notes nor the question (``salient`` cannot tell a
+    name that opens a sentence from a capitalised first word, so this is checked apart)."""
+    m = re.match(r"\W*([A-Z][\w'-]+)", answer)
+    if not m:
+        return False
+    first = m.group(1).lower()
+    known = {w.lower() for t in [message, *(n.content for n in notes)] for w in re.findall(r"[\w'-]+", t)}
+    return first not in known and first not in OPENERS and first not in STOP_WORDS
+
+
+def agrees(answer: str, answer_vec: np.ndarray | None, notes: Sequence[Note], message: str,
+           required: Collection[str] = ()) -> bool:
+    """Does the model's text say what the cited turns say? Lexical and embedding evidence, not
+    wording: it must repeat a word of theirs the question lacked, most of its new words must come
+    from them, it may not bring a name or number of its own, it must keep a name or number of
+    theirs when they have one, it must carry one of the ``required`` words (a correction's new
+    value) when any are given, it may not speak as the user when the question is about the user,
+    and (when vectors are given) it must be close to one of them."""
+    # the user's own statements are the facts; the assistant's turns count only without them
+    # (else a model repeating its earlier chatter would "agree")
+    notes = [n for n in notes if n.role == "user"] or list(notes)
+    noted = set().union(*(salient(n.content) for n in notes)) if notes else set()
+    said, asked_names = salient(answer), salient(message)
+    if said - noted - asked_names or invented_opener(answer, notes, message):
+        return False  # an invented name or number ("turning 12" when the turn says "six")
+    if about_the_user(message) and speaks_as_user(answer, notes):
+        return False  # the user's sentence copied: the user is "you" in an answer about them
+    tokens = {w.lower() for w in re.findall(r"[\w'-]+", answer)}
+    if required and not (tokens | set(words(answer))) & set(required):
+        return False  # the corrected value is missing ("Priya" when the user then said "Oskar")
+    if noted - asked_names and not (tokens & noted) - asked_names:
+        return False  # the name the question is about was dropped ("the far north", not Tromso)
+    asked = set(words(message))
+    new = [w for w in words(answer) if w not in asked]
+    source = set().union(*(set(words(n.content)) for n in notes)) - asked if notes else set()
+    if not new or not source:
+        return False
+    shared = [w for w in new if w in source]
+    if not shared or len(shared) / len(new) < AGREE_SHARE:
+        return False
+    vecs = [n.vector for n in notes if n.vector is not None]
+    if answer_vec is None or not vecs:
+        return True
+    return max(float(np.dot(answer_vec, v)) for v in vecs) >= AGREE_SIMILARITY
+
+
+GROUNDED_MAX_TOKENS = 48  # one short sentence; the 135M model rambles past it
+GROUNDED_TEMPERATURE = 0.1
+# the server stops at the first sentence's end: only one sentence is shown, and the tokens after
+# it would cost generation time before the user sees anything (the embedded answer is not streamed)
+ONE_SENTENCE = {"stop": [". ", "! ", "? ", "\n"]}
+
+
+def grounded_answer(llm, embed, notes: Sequence[Note], message: str, cap: int, count,
+                    sure: bool = True, required: Collection[str] = ()) -> tuple[str, np.ndarray, str]:
+    """Ask the model from ``notes`` only (best first), keep its text if it agrees with them, else
+    quote the first.
+
+    Returns (answer, its vector, how: ``model`` or ``extractive``). ``sure=False``: the notes are
+    the ranker's best guesses, not citations, and an extractive answer says so. ``required``: see
+    ``agrees``."""
+    raw = llm.complete(grounded_messages(notes, message), max_tokens=min(cap, GROUNDED_MAX_TOKENS),
+                       temperature=GROUNDED_TEMPERATURE, extra_body=ONE_SENTENCE)
+    text = clean_answer(raw or "")
+    vec = embed(text) if text else None
+    lang = language(message)
+    if text and language(text) == lang and agrees(text, vec, notes, message, required):
+        text = cap_text(text, cap, count)
+        return text, vec, "model"
+    text = cap_text(extractive(notes, sure, lang), cap, count)
+    return text, embed(text), "extractive"
+
+
+ACKNOWLEDGEMENT = WORDINGS["en"].noted
+REPLY_MAX_TOKENS = 40
+
+
+def statement_reply(llm, message: str, cap: int, count) -> tuple[str, str]:
+    """The embedded model's short reply to a statement (its first sentence), from that message
+    alone; a reply that brings names or numbers of its own (the 135M model invents cities and
+    switches language) is replaced by a plain acknowledgement in the user's language, and so is a
+    reply in another language than the message's. Returns (reply, how: ``model`` or ``acknowledged``)."""
+    messages = context_messages([], [], message, count, None)
+    text = clean_answer(llm.complete(messages, max_tokens=min(cap, REPLY_MAX_TOKENS),
+                                     temperature=GROUNDED_TEMPERATURE, extra_body=ONE_SENTENCE) or "")
+    lang = language(message)
+    if not text or salient(text) - salient(message) or language(text) != lang:
+        return WORDINGS[lang].noted, "acknowledged"
+    # one sentence: the model's chatter after it is stored in memory too, and pushes the user's
+    # own statements out of a small budget
+    return cap_text(SENTENCE_END.split(text, maxsplit=1)[0], cap, count), "model"

@@ -1,0 +1,1 @@
+"""Composing answers (assistant/answering/): grounding, caps, notes, which question an answer answers."""

@@ -1,0 +1,1 @@
+"""The product's services: ChatService, configuration, identity, replay, what-if, saved conversations, need priors."""

@@ -1,0 +1,1 @@
+"""The benchmarks (bench/, `lagmem bench`): loaders, protocol, oracle, load test, probes."""

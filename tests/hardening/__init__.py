@@ -1,0 +1,1 @@
+"""Hostile and failing input: malformed files, dying model servers, limits."""

@@ -1,0 +1,1 @@
+"""The retrieval step (assistant/retrieval/): shortlist, ranker features, cites."""

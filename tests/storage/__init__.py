@@ -1,0 +1,1 @@
+"""Storage and the store: migrations, page reads, imports, concurrent writers, crashes, owners."""
