@@ -92,9 +92,9 @@ def counter():
     """The app's token counter, once per process (as `lagmem replay` prices turns)."""
     global _COUNTER
     if _COUNTER is None:
-        from assistant.models.tokens import counter_for
+        from assistant.runtime import token_counter
 
-        _COUNTER = counter_for()
+        _COUNTER = token_counter()
     return _COUNTER
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.models.tokens import counter_for
+from assistant.runtime import token_counter as counter_for
 from bench import controlled, replay_score, synthetic, synthetic_text
 from cli import bench as bench_cli
 from memory import transcript as T
