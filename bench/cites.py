@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from assistant.retrieval.step import Candidate, RetrievalConfig, retrieve
-from .locomo import CATEGORIES, Conversation, Question, place
+from .locomo import CATEGORIES, Conversation, Question, app_text, place
 
 KS = (5, 10, 20)
 NO_KEY_RETRIEVERS = ("embeddings", "hybrid", "local")
@@ -101,8 +101,9 @@ class Corpus:
         self.turns: list[list[Candidate]] = []
         self.questions: list[dict[int, np.ndarray]] = []
         for c in conversations:
-            vecs = embed([t.text for t in c.turns])
-            self.turns.append([Candidate(t.number, t.role, t.text, v) for t, v in zip(c.turns, vecs)])
+            texts = [app_text(c, t) for t in c.turns]  # as the app stores them, with their roles
+            vecs = embed(texts)
+            self.turns.append([Candidate(t.number, t.role, x, v) for t, x, v in zip(c.turns, texts, vecs)])
             qv = embed([q.question for q in c.questions]) if c.questions else []
             self.questions.append({q.index: v for q, v in zip(c.questions, qv)})
 

@@ -89,6 +89,16 @@ class Conversation:
         return sorted(self.session_end)
 
 
+def app_text(conv: Conversation, turn: Turn) -> str:
+    """The turn's content as the app would hold it: a person-assistant turn without its ``"user: "``
+    prefix (its role says who spoke), a turn between two people as written (``"Name: text"``: the
+    name is part of what such a transcript says, and the retrieval step's speaker feature reads it)."""
+    prefix = f"{turn.speaker}: "
+    if conv.kind == PERSON_ASSISTANT and turn.text.startswith(prefix):
+        return turn.text[len(prefix):]
+    return turn.text
+
+
 def kind_of(conversations: Sequence[Conversation]) -> str:
     """The file's kind: person-assistant when every conversation is, else two people."""
     return PERSON_ASSISTANT if conversations and all(c.kind == PERSON_ASSISTANT for c in conversations) else TWO_PEOPLE

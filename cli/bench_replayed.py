@@ -89,15 +89,12 @@ _COUNTER = None
 
 
 def counter():
-    """The controlled set's token counter, once per process: tiktoken's cl100k_base, named
-    explicitly (as the saved-conversation test library names its own). The checked-in set was
-    generated and its budgets sized in it, so the machine's configured model must change neither
-    the set nor its scores."""
+    """The app's token counter, once per process (as `lagmem replay` prices turns)."""
     global _COUNTER
     if _COUNTER is None:
-        from assistant.models.tokens import make_token_counter
+        from assistant.runtime import token_counter
 
-        _COUNTER = make_token_counter(None)
+        _COUNTER = token_counter()
     return _COUNTER
 
 
@@ -123,7 +120,7 @@ def _conversations(args) -> list[tuple[str, str, list]]:
             out.append((f"seed {seed}", T.write(c.transcript), c.needs))
         return out
     folder = args.dir or Path(__file__).resolve().parents[1] / "bench" / "controlled"
-    files = sorted(folder.glob("*.jsonl"))
+    files = sorted(folder.glob("*.jsonl"), key=_natural)
     if not files:
         raise SystemExit(f"no saved conversations (*.jsonl) in {folder}")
     out = []
@@ -138,6 +135,13 @@ def _conversations(args) -> list[tuple[str, str, list]]:
             raise SystemExit(f"{f}: no needs ({source}): nothing to score")
         out.append((f.name, text, needs))
     return out
+
+
+def _natural(path: Path) -> list:
+    """controlled-2 before controlled-10."""
+    import re
+
+    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", path.name)]
 
 
 def cmd_controlled(args) -> int:

@@ -2,7 +2,6 @@
 recorded in a replay, and the commands run end to end (real token counter, real replay, real SQLite)."""
 
 import json
-import os
 import subprocess
 import sys
 from collections import Counter
@@ -11,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from assistant.models.tokens import make_token_counter
+from assistant.runtime import token_counter as counter_for
 from bench import controlled, replay_score, synthetic, synthetic_text
 from cli import bench as bench_cli
 from memory import transcript as T
-from tests.conftest import CL100K_MODEL_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = replace(controlled.Settings(), exchanges=110, facts=4)
@@ -23,7 +21,7 @@ SMALL = replace(controlled.Settings(), exchanges=110, facts=4)
 
 @pytest.fixture(scope="module")
 def count():
-    return make_token_counter(None).count  # cl100k_base, as `bench controlled` counts
+    return counter_for().count
 
 
 def test_the_generator_keeps_the_controlled_design(count):
@@ -86,7 +84,7 @@ def _tiny(budget: int, policy: str = "fifo") -> T.Transcript:
 
 def test_kept_is_whether_the_product_recorded_the_need():
     need = [controlled.Need(1, 4)]
-    counter = make_token_counter(None)
+    counter = counter_for()
     roomy, tight = _tiny(500), _tiny(40)
     assert replay_score.kept(roomy, need, replay_score.settings_for(roomy.header, replay_score.parse_variant("fifo")), counter) == [True]
     # 40 tokens: the long answer (turn 2) pushes turn 1 out under fifo before the question is answered
@@ -102,11 +100,10 @@ def test_a_score_agrees_with_lagmem_replay(tmp_path, count):
         if isinstance(i, T.TurnLine) else i for i in c.transcript.items])
     path.write_text(T.write(only_needs))
     out = subprocess.run([sys.executable, "-m", "cli.main", "replay", str(path), "--policy", "accumulate", "--lag", "6",
-                          "--json"], capture_output=True, text=True, cwd=ROOT, check=True,
-                         env={**os.environ, **CL100K_MODEL_ENV})
+                          "--json"], capture_output=True, text=True, cwd=ROOT, check=True)
     dropped = json.loads(out.stdout)["dropped_cites"]
     settings = replay_score.settings_for(only_needs.header, replay_score.parse_variant("accumulate"), lag=6)
-    kept = replay_score.kept(only_needs, c.needs, settings, make_token_counter(None))
+    kept = replay_score.kept(only_needs, c.needs, settings, counter_for())
     assert kept.count(False) == dropped  # the same replay: each need not kept is a dropped citation
 
 

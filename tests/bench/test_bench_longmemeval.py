@@ -177,3 +177,18 @@ def test_cli_names_the_malformed_record(tmp_path):
 def test_category_names_follow_the_kind():
     assert report.category_names(locomo.PERSON_ASSISTANT)[3] == "knowledge-update"
     assert report.category_names(locomo.TWO_PEOPLE)[3] == "open-domain"
+
+
+def test_the_real_loop_offers_person_assistant_turns_as_the_app_holds_them(tmp_path):
+    import numpy as np
+
+    from bench.cites import Corpus
+
+    path, _ = small_file(tmp_path)
+    convs = locomo.load(path, per_conversation=10)
+    corpus = Corpus(convs, lambda texts: np.ones((len(texts), 3), dtype=np.float32))
+    cands = corpus.turns[0]
+    assert [c.role for c in cands] == [t.role for t in convs[0].turns]
+    by_content = {c.content: c.role for c in cands}
+    assert by_content["I run 5k on Sundays"] == "user" and by_content["Oslo it is"] == "assistant"
+    assert not any(c.content.startswith(("user: ", "assistant: ")) for c in cands)
