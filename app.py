@@ -10,12 +10,14 @@ import streamlit as st
 
 from assistant import runtime
 from assistant.errors import ConfigError
+from web.loading import log_through_streamlit
 from web.loading import store as open_store
 from web.shell import Shell, hand_over
 from web.sidebar import conversation_sidebar, model_panel
 from web.signin import require_sign_in
 from web.text import show_plain
 
+log_through_streamlit()
 require_sign_in()  # a visitor who is not signed in sees only the sign-in button
 # The page list is drawn here, first: Streamlit's own list (from the pages/ directory) would show
 # "app" until the script had run, so it is off (.streamlit/config.toml) and the navigation hidden.

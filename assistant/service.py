@@ -2,9 +2,10 @@
 
     store the user's turn (committed before any model call)
     -> retrieval step (hybrid ranking; the ranker or the LLM cites; cites validated)
-    -> answer (assistant.answering.answer): the embedded model answers a question from the cited turns
-       only, checked against them (else a quote of them); a configured model streams from the
-       in-memory turns; capped at a quarter of the budget, no prompt syntax shown
+    -> answer (assistant.answering.answer), as the model's profile says (assistant.models.profile):
+       grounded (the embedded model) answers a question from the cited turns only, checked against
+       them (else a quote of them); context (a configured model) streams from the in-memory turns;
+       capped at a quarter of the budget, no prompt syntax shown
     -> store the answer with its citations, log misses (or restore them: the second chance),
        enforce the budget: one transaction
     -> return the answer, its citations, the evictions, the misses, the model and timings.
@@ -21,6 +22,7 @@ memory state.
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 import time
@@ -39,8 +41,11 @@ from assistant import need
 from assistant.cache import ByteCache
 from assistant.errors import AlreadyAnswered, StorageError
 from assistant.answering.notes import select_notes
+from assistant.models.profile import ModelProfile, profile_of
 from assistant.retrieval.step import Candidate, Miss, RetrievalConfig, RetrievalResult, app_config, find_misses, retrieve
 from assistant.store import MemoryStore
+
+log = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 200_000
 CANDIDATE_CACHE_BYTES = 256 * 1024 * 1024  # stored turns' text and vectors kept per process
@@ -121,23 +126,24 @@ class Exchange:
         return self.result
 
 
-REMOTE_CONTEXT_TOKENS = 7500  # an 8k-token window (the smallest common one), less the answer's room
-
-
 class ChatService:
+    """One exchange, end to end, for the model ``llm``; what the model can do is its profile
+    (``profile``, default: the one the client declares), read once here."""
+
     def __init__(self, store: MemoryStore, llm, embedder, counter: TokenCounter, *,
                  retrieval: RetrievalConfig | None = None, miss_threshold: float = 0.55,
-                 context_tokens: int | None = None, answer_tokens: int = 384):
+                 context_tokens: int | None = None, answer_tokens: int = 384,
+                 profile: ModelProfile | None = None):
         self.store, self.llm, self.embedder, self.counter = store, llm, embedder, counter
-        self.retrieval = retrieval if retrieval is not None else app_config(getattr(llm, "backend", ""))
+        self.profile = profile if profile is not None else profile_of(llm)
+        self.retrieval = retrieval if retrieval is not None else app_config(self.profile)
         self.miss_threshold = miss_threshold
         # how much history the answering model may be shown (its context window, minus the answer)
-        # (every backend has one: with a long lag, protected turns alone can outgrow any window)
-        self.context_tokens = context_tokens if context_tokens is not None else (1300 if getattr(llm, "backend", "") == "local" else REMOTE_CONTEXT_TOKENS)
+        self.context_tokens = context_tokens if context_tokens is not None else self.profile.context_tokens
         self.answer_tokens = answer_tokens
-        # the embedded model answers from the cited turns only, checked against them; a configured
-        # model reads the whole in-memory context and streams
-        self.answer_mode = "grounded" if getattr(llm, "backend", "") == "local" else "context"
+        # "grounded": from the cited turns only, checked against them; "context": the whole
+        # in-memory context, streamed
+        self.answer_mode = self.profile.answer_mode
         # (conversation, turn) -> ((row id, created, embedding model), Candidate): text and vector
         # of stored turns, which never change once written (the vector: for one model)
         self._candidates = ByteCache(CANDIDATE_CACHE_BYTES)
@@ -324,8 +330,10 @@ class ChatService:
         rows = [(seq, pack_vector(v), self.embedder.model_name, int(v.shape[0])) for seq, v in fresh.items()]
         try:
             self.store.save_vectors(conv_id, rows)
-        except StorageError:
-            pass  # busy or full: the vectors are in this process's cache and are computed again later
+        except StorageError as exc:
+            # busy or full: the vectors are in this process's cache and are computed again later
+            log.warning("conversation %d: %d turn vectors not stored (%s); they are computed again later",
+                        conv_id, len(rows), exc)
 
     def _budget(self, conv_id: int, owner) -> int | None:
         return self.store.conversation(conv_id, owner=owner).budget

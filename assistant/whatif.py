@@ -25,12 +25,13 @@ from dataclasses import dataclass, field
 
 from memory import transcript as T
 from memory.layer import MemoryLayer
+from memory.policies import POLICIES
 from memory.tokens import TokenCounter
 from memory.types import EvictionRecord, MemorySettings, PinRefused, Snapshot
 
 from assistant import need
 
-POLICY_NAMES = ("fifo", "lru", "accumulate", "window", "measured")
+POLICY_NAMES = tuple(POLICIES)  # every policy a conversation may run with, in the registry's order
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,7 @@ class TalliedCites(RetrieverCites):
         return out
 
 
-BASELINES = ("fifo", "lru", "accumulate", "window")
+BASELINES = ("fifo", "lru", "accumulate", "window", "userfirst", "largest")
 
 
 def gain_kept(rows: Sequence[dict], reference: str = "gold") -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from assistant.retrieval.step import Candidate, RetrievalConfig, retrieve
-from .locomo import CATEGORIES, Conversation, Question, place
+from .locomo import CATEGORIES, Conversation, Question, app_text, place
 
 KS = (5, 10, 20)
 NO_KEY_RETRIEVERS = ("embeddings", "hybrid", "local")
@@ -101,8 +101,9 @@ class Corpus:
         self.turns: list[list[Candidate]] = []
         self.questions: list[dict[int, np.ndarray]] = []
         for c in conversations:
-            vecs = embed([t.text for t in c.turns])
-            self.turns.append([Candidate(t.number, "user", t.text, v) for t, v in zip(c.turns, vecs)])
+            texts = [app_text(c, t) for t in c.turns]  # as the app stores them, with their roles
+            vecs = embed(texts)
+            self.turns.append([Candidate(t.number, t.role, x, v) for t, x, v in zip(c.turns, texts, vecs)])
             qv = embed([q.question for q in c.questions]) if c.questions else []
             self.questions.append({q.index: v for q, v in zip(c.questions, qv)})
 
@@ -150,22 +151,57 @@ def table(results: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
+def _embeddings():
+    from assistant.retrieval.step import RetrievalConfig
+
+    return None, RetrievalConfig(ranker="embeddings", ask_model=False, k=5)
+
+
+def _hybrid():
+    from assistant.retrieval.step import RetrievalConfig
+
+    return None, replace(RetrievalConfig(), ask_model=False)
+
+
+def _model(config, *, choose: bool = False):
+    """The client for ``config`` and the retrieval step the app runs for it (``choose``: the model
+    picks among the shortlist even where its profile has the ranker cite alone)."""
+    from assistant.models.llm import make_llm
+    from assistant.models.profile import profile_of
+    from assistant.retrieval.step import app_config
+
+    client = make_llm(config)
+    step = app_config(profile_of(client))
+    return client, replace(step, ask_model=True) if choose else step
+
+
+def _embedded(*, choose: bool = False):
+    from assistant.config import LLMConfig
+
+    return _model(LLMConfig(backend="local"), choose=choose)
+
+
+def _configured():
+    from assistant.config import LLMConfig
+    from assistant.models.backends import profile_for
+
+    config = LLMConfig.from_env()
+    if profile_for(config).embedded:
+        return None, "skipped: no model configured (set OPENAI_API_KEY and/or OPENAI_BASE_URL)"
+    return _model(config)
+
+
+RETRIEVERS = {
+    "embeddings": _embeddings,
+    "hybrid": _hybrid,
+    "local": _embedded,
+    "local-choose": lambda: _embedded(choose=True),  # the embedded model picks among the ranker's best 5
+    "openai": _configured,
+}
+
+
 def retriever(name: str):
     """(client, RetrievalConfig) for a retriever name, or (None, reason) when it cannot run."""
-    from assistant.models.llm import LLMConfig, make_llm
-    from assistant.retrieval.step import RetrievalConfig, app_config
-
-    if name == "embeddings":
-        return None, RetrievalConfig(ranker="embeddings", ask_model=False, k=5)
-    if name == "hybrid":
-        return None, replace(RetrievalConfig(), ask_model=False)
-    if name == "local":
-        return make_llm(LLMConfig(backend="local")), app_config("local")
-    if name == "local-choose":  # the embedded model picks among the hybrid ranker's best 5
-        return make_llm(LLMConfig(backend="local")), replace(app_config("local"), ask_model=True)
-    if name == "openai":
-        config = LLMConfig.from_env()
-        if config.backend == "local":
-            return None, "skipped: no model configured (set OPENAI_API_KEY and/or OPENAI_BASE_URL)"
-        return make_llm(config), app_config(config.backend)
-    raise ValueError(f"unknown retriever {name!r}; choose from {', '.join(ALL_RETRIEVERS)}")
+    if name not in RETRIEVERS:
+        raise ValueError(f"unknown retriever {name!r}; choose from {', '.join(ALL_RETRIEVERS)}")
+    return RETRIEVERS[name]()

@@ -38,7 +38,7 @@ import numpy as np
 
 from . import locomo, need_train, protocol
 
-BASELINES = ("fifo", "lru", "accumulate", "window")
+BASELINES = ("fifo", "lru", "accumulate", "window", "userfirst", "largest")
 BUDGETS = (1000, 2000, 4000)
 NOISES = (0, 2)
 SEEDS = (0, 1, 2, 3, 4)
@@ -189,6 +189,7 @@ def pool(results: dict[tuple, list], budgets=BUDGETS, noises=NOISES, folds: Sequ
          n_boot: int = BOOTSTRAP, seed: int = 0) -> dict:
     """``results[(fold, policy, budget, noise)]`` -> pooled table with intervals and cell verdicts."""
     policies = list(dict.fromkeys(k[1] for k in results))
+    baselines = [x for x in BASELINES if x in policies]  # the ones that ran
     rng = np.random.default_rng(seed)
     table, cells = [], []
     for b in budgets:
@@ -218,11 +219,11 @@ def pool(results: dict[tuple, list], budgets=BUDGETS, noises=NOISES, folds: Sequ
                 })
             for f in folds:
                 r = {p: round(_recall(results[(f, p, b, noises[0] if p == "oracle" else k)]), 4) for p in policies}
-                best = max(BASELINES, key=lambda x: r[x])
+                best = max(baselines, key=lambda x: r[x])
                 cells.append({"fold": f, "budget": b, "noise": k, "measured": r["measured"],
-                              **{x: r[x] for x in BASELINES}, "best_baseline": best,
+                              **{x: r[x] for x in baselines}, "best_baseline": best,
                               "verdict": _verdict(r["measured"], r[best])})
-    wtl = {x: _wtl(cells, x) for x in (*BASELINES, "best_baseline")}
+    wtl = {x: _wtl(cells, x) for x in (*baselines, "best_baseline")}
     return {"table": table, "cells": cells, "wins_ties_losses": wtl}
 
 

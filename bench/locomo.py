@@ -1,5 +1,13 @@
 """LoCoMo's JSON format: turns, evidence repair, token costs and question placement.
 
+``load`` also reads LongMemEval's own JSON (a list of records with ``haystack_sessions``): the
+records are chained into LoCoMo-format conversations first (``bench/longmemeval.py``).
+
+Two kinds of conversation (``Conversation.kind``): ``two people`` (LoCoMo: two named speakers, both
+people, so every turn is stored with role ``user``, as a person's messages are in the app, and
+``userfirst`` has nothing to tell apart there) and ``person-assistant`` (every speaker is ``user``
+or ``assistant``: LongMemEval, chained; the turn's role is its speaker).
+
 Built for the format, not for the four conversations we hold: sessions are found by key
 (``session_<N>`` holding a list; a ``session_<N>_date_time`` without its list is skipped), turns are
 taken in numeric session order, and evidence ids are repaired by rule.
@@ -35,10 +43,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import longmemeval
+
 SESSION_KEY = re.compile(r"session_(\d+)")
 EVIDENCE_ID = re.compile(r"D:?(\d+):0*(\d+)")
 PLACEMENTS = ("end", "earliest", "random")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+TWO_PEOPLE, PERSON_ASSISTANT = "two people", "person-assistant"
+ASSISTANT_ROLES = ("user", "assistant")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +60,7 @@ class Turn:
     session: int
     speaker: str
     text: str
+    role: str = "user"  # as the app would store it: the speaker for a person-assistant chat, else user
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +82,26 @@ class Conversation:
     repaired_ids: int = 0  # evidence pieces that needed repair and then named a turn
     skipped_questions: int = 0  # no evidence left
     raw: dict = field(default_factory=dict, repr=False)
+    kind: str = TWO_PEOPLE
 
     @property
     def sessions(self) -> list[int]:
         return sorted(self.session_end)
+
+
+def app_text(conv: Conversation, turn: Turn) -> str:
+    """The turn's content as the app would hold it: a person-assistant turn without its ``"user: "``
+    prefix (its role says who spoke), a turn between two people as written (``"Name: text"``: the
+    name is part of what such a transcript says, and the retrieval step's speaker feature reads it)."""
+    prefix = f"{turn.speaker}: "
+    if conv.kind == PERSON_ASSISTANT and turn.text.startswith(prefix):
+        return turn.text[len(prefix):]
+    return turn.text
+
+
+def kind_of(conversations: Sequence[Conversation]) -> str:
+    """The file's kind: person-assistant when every conversation is, else two people."""
+    return PERSON_ASSISTANT if conversations and all(c.kind == PERSON_ASSISTANT for c in conversations) else TWO_PEOPLE
 
 
 def turn_text(turn: dict) -> str:
@@ -105,11 +134,14 @@ def parse_conversation(item: dict) -> Conversation:
     turns: list[Turn] = []
     by_id: dict[str, int] = {}
     session_end: dict[int, int] = {}
+    speakers = {str(t.get("speaker", "")) for _, items in sessions for t in items}
+    kind = PERSON_ASSISTANT if speakers and speakers <= set(ASSISTANT_ROLES) else TWO_PEOPLE
     for s, items in sessions:
         for t in items:
             number = len(turns) + 1
             dia = str(t.get("dia_id", f"D{s}:{number}"))
-            turns.append(Turn(number, dia, s, str(t.get("speaker", "")), turn_text(t)))
+            speaker = str(t.get("speaker", ""))
+            turns.append(Turn(number, dia, s, speaker, turn_text(t), speaker if kind == PERSON_ASSISTANT else "user"))
             by_id.setdefault(dia, number)
         session_end[s] = len(turns)
     questions: list[Question] = []
@@ -130,14 +162,30 @@ def parse_conversation(item: dict) -> Conversation:
         questions.append(
             Question(i, int(qa.get("category", 0) or 0), ev, turns[ev[-1] - 1].session, str(qa.get("question", "")))
         )
-    return Conversation(str(item.get("sample_id", "")), turns, questions, session_end, dropped, repaired, skipped)
+    return Conversation(str(item.get("sample_id", "")), turns, questions, session_end, dropped, repaired, skipped,
+                        kind=kind)
 
 
-def load(path: str | Path) -> list[Conversation]:
-    """All conversations of a LoCoMo JSON file (a list, or one conversation object)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+def load(path: str | Path, chain_seed: int = longmemeval.CHAIN_SEED,
+         per_conversation: int = longmemeval.PER_CONVERSATION) -> list[Conversation]:
+    """All conversations of a LoCoMo JSON file (a list, or one conversation object), or of a
+    LongMemEval file, its records chained by ``bench.longmemeval.chain`` (seed, records per
+    conversation). Raises ``ValueError`` (a ``LongMemEvalError`` naming the record) on a file that
+    is neither."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not JSON ({exc.msg} at line {exc.lineno})") from None
+    if longmemeval.is_longmemeval(data):
+        data = longmemeval.chain(data, longmemeval.prefix_for(path.stem), chain_seed, per_conversation)
     if isinstance(data, dict):
         data = [data]
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a list of LoCoMo conversations or LongMemEval records")
+    for i, item in enumerate(data):
+        if not isinstance(item, dict) or not isinstance(item.get("conversation", {}), dict):
+            raise ValueError(f"{path}: conversation {i} is not a LoCoMo conversation object")
     return [parse_conversation(item) for item in data]
 
 

@@ -14,7 +14,7 @@ longest single write transaction of the import (timed around the commit, so a WA
 commit runs counts too), the longest wait of another writer on the same file that takes the write
 lock every 20 ms during the import (what another user would feel), and the median chat and
 inspector draw, unchanged and after a change. No model is called (a draw does not ask one); the embedder is
-``bench.fakes.embedder.HashEmbedder``. Goals (issue 12): import <= 2 s per 1,000 turns and linear, no write
+``bench.fakes.embedder.HashEmbedder``. Targets: import <= 2 s per 1,000 turns and linear, no write
 transaction > 1 s, inspector draw <= 1 s at 10,000 turns and <= 3 s at 100,000.
 """
 

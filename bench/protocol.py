@@ -1,7 +1,8 @@
 """Runs one policy through the LoCoMo protocol on a ``MemoryLayer``; one result per question.
 
-Per conversation: turns arrive in order (turn n at step n) and the budget is enforced after each
-arrival. After turn n, the questions placed there are asked in file order. A question is not a turn:
+Per conversation: turns arrive in order (turn n at step n), each with its role (``Turn.role``: the
+speaker in a person-assistant chat, ``user`` for LoCoMo's two people), and the budget is enforced
+after each arrival. After turn n, the questions placed there are asked in file order. A question is not a turn:
 it takes no budget and does not advance the step. For each question:
 
 1. score: how many of its evidence turns are in memory (active in the layer) right now;
@@ -13,7 +14,7 @@ it takes no budget and does not advance the step. For each question:
    (-1 when none was kept; partial credit, -0.5 when half was, see ``memory.evidence.credit``): the
    correctness signal a policy may weight by; given with and without noise, baselines ignore it.
 
-Lag: baselines (fifo, lru, window, accumulate) run with lag 0, which reproduces the reference
+Lag: baselines (fifo, lru, window, accumulate, userfirst, largest) run with lag 0, which reproduces the reference
 figures; ``measured`` runs with its own benchmark lag (``MEASURED_BENCH_LAG``) unless one is given.
 A lag given to a spec reaches every policy, accumulate included (its own lag 0 is its default, not
 an override): ``build`` sets the policy's lag to the spec's, so the layer runs with exactly the lag
@@ -37,7 +38,7 @@ from .locomo import Conversation, Question, TokenScale, place
 from .oracle import OraclePolicy, needs_from_schedule, solve
 
 # Lag each policy runs with in the benchmark unless the caller sets one.
-BENCH_LAGS = {"fifo": 0, "lru": 0, "window": 0, "accumulate": 0, "oracle": 0}
+BENCH_LAGS = {"fifo": 0, "lru": 0, "window": 0, "accumulate": 0, "userfirst": 0, "largest": 0, "oracle": 0}
 MEASURED_BENCH_LAG = 0  # what ``lagmem bench holdout`` selects on LoCoMo (lag 4 loses at B = 1000)
 
 
@@ -114,7 +115,7 @@ def run_conversation(
     rng = noise_rng or random.Random(0)
     out: list[QuestionResult] = []
     for turn in conv.turns:
-        layer.add_turn("user", costs[turn.number - 1], prior=priors[turn.number - 1] if priors else None)
+        layer.add_turn(turn.role, costs[turn.number - 1], prior=priors[turn.number - 1] if priors else None)
         layer.enforce_budget()
         questions = schedule.get(turn.number, ())
         active = set(layer.active_numbers()) if questions else set()  # citing does not change it

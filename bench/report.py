@@ -3,8 +3,8 @@
 * recall: micro over (question, evidence turn) pairs; several seeds pool their pairs.
 * per_question: mean over questions of the fraction of its evidence in memory.
 * all_evidence: share of questions with all their evidence in memory.
-* by_category: recall per LoCoMo category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
-  5 adversarial).
+* by_category: recall per category: LoCoMo's (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
+  5 adversarial) or, for chained LongMemEval records, its question types (``category_names``).
 * gap_closed: (recall - fifo) / (oracle - fifo) at the same budget; None without both references.
 
 ``plot_lines`` draws one line per policy (recall vs budget, retention vs lag) into a PNG.
@@ -14,11 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from .locomo import CATEGORIES
+from .locomo import CATEGORIES, PERSON_ASSISTANT
+from .longmemeval import CATEGORY_NAMES as LME_CATEGORIES
 from .protocol import QuestionResult
 
 
-def metrics(results: Sequence[QuestionResult]) -> dict:
+def category_names(kind: str) -> Mapping[int, str]:
+    """What the category numbers mean: LoCoMo's, or LongMemEval's question types (person-assistant)."""
+    return LME_CATEGORIES if kind == PERSON_ASSISTANT else CATEGORIES
+
+
+def metrics(results: Sequence[QuestionResult], names: Mapping[int, str] = CATEGORIES) -> dict:
     pairs = sum(r.evidence for r in results)
     kept = sum(r.kept for r in results)
     n = len(results)
@@ -34,7 +40,7 @@ def metrics(results: Sequence[QuestionResult]) -> dict:
         "questions": n,
         "pairs": pairs,
         "by_category": {
-            str(k): {"name": CATEGORIES.get(k, str(k)), "recall": v[0] / v[1] if v[1] else 0.0, "pairs": v[1]}
+            str(k): {"name": names.get(k, str(k)), "recall": v[0] / v[1] if v[1] else 0.0, "pairs": v[1]}
             for k, v in sorted(cats.items())
         },
     }
@@ -56,8 +62,8 @@ def _fmt(x: float | None, digits: int = 4) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def table(rows: Iterable[Mapping], title: str = "") -> str:
-    """A plain-text table: one line per (budget, policy)."""
+def table(rows: Iterable[Mapping], title: str = "", names: Mapping[int, str] = CATEGORIES) -> str:
+    """A plain-text table: one line per (budget, policy); ``names``: what the categories mean."""
     rows = list(rows)
     cats = sorted({c for r in rows for c in r.get("by_category", {})}, key=int)
     head = ["budget", "policy", "recall", "per_q", "all_ev", "gap"] + [f"c{c}" for c in cats]
@@ -80,7 +86,7 @@ def table(rows: Iterable[Mapping], title: str = "") -> str:
         prev = r["budget"]
         lines.append("  ".join(x.rjust(w) if i != 1 else x.ljust(w) for i, (x, w) in enumerate(zip(b, widths))))
     if cats:
-        lines.append("categories: " + ", ".join(f"c{c} {CATEGORIES.get(int(c), c)}" for c in cats))
+        lines.append("categories: " + ", ".join(f"c{c} {names.get(int(c), c)}" for c in cats))
     return "\n".join(lines)
 
 

@@ -10,7 +10,7 @@ Then, each timed ``--repeat`` times (median shown):
   inspector's panel and ``lagmem whatif`` do;
 * compare: all five policies (the panel's side-by-side table).
 
-Goal (issue 13): load + one what-if replay of 10,000 turns <= 2 s.
+Target: load + one what-if replay of 10,000 turns <= 2 s.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """`lagmem bench ...`: the benchmark front end (progress bar, table, plot, JSON).
 
 The computation lives in ``bench/``; this module only parses options, fans the runs out over
-processes, and writes what the user asked for. Eviction quality: ``locomo``, ``synthetic``; speed of
+processes, and writes what the user asked for. Eviction quality: ``locomo`` (here), ``synthetic``,
+``controlled`` (``cli/bench_replayed.py``: scored through the product's replay); speed of
 the layer, the retrieval step and the embedded model: ``speed``, ``retrieval``, ``model``. ``register(subparsers)`` adds the ``bench`` command
 to the ``lagmem`` CLI; ``python -m cli.bench bench ...`` works on its own too.
 """
@@ -12,12 +13,17 @@ import argparse
 import json
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from cli.bench_jobs import params as _params
+from cli.bench_jobs import run_jobs as _run_jobs
+
 DEFAULT_DATA = "../shared/data/locomo/locomo_dev.json"
-LOCOMO_POLICIES = "fifo,lru,accumulate,window,measured,oracle"
+LOCOMO_POLICIES = "fifo,lru,accumulate,window,userfirst,largest,measured,oracle"
 LAGS = "0,1,2,4,8,16"
+# default budgets (tokens) per kind of conversation: a person-assistant chat's answers are long (the
+# LongMemEval ones average ~350 words), so its memory is larger
+DEFAULT_BUDGETS = {"two people": [1000, 2000, 4000], "person-assistant": [1000, 2000, 4000, 8000]}
 
 
 def _ints(text: str) -> list[int]:
@@ -31,35 +37,23 @@ def _names(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
 
-def _params(items: list[str]) -> dict[str, dict[str, float]]:
-    """``measured.decay=0.99`` -> {"measured": {"decay": 0.99}}."""
-    out: dict[str, dict[str, float]] = {}
-    for item in items or []:
-        try:
-            key, value = item.split("=", 1)
-            policy, name = key.split(".", 1)
-            out.setdefault(policy, {})[name] = float(value)
-        except ValueError:
-            raise SystemExit(f"--param {item!r}: expected POLICY.NAME=NUMBER, e.g. measured.decay=0.99") from None
-    return out
-
-
 def register(subparsers) -> argparse.ArgumentParser:
-    """Add ``bench`` (locomo, synthetic, speed, retrieval, model, pages) to an argparse subparsers object."""
+    """Add ``bench`` (locomo, synthetic, controlled, speed, retrieval, model, pages, ...) to an argparse subparsers object."""
     bench = subparsers.add_parser(
         "bench",
-        help="benchmarks: eviction quality (LoCoMo, synthetic) and speed (layer, retrieval, model)",
+        help="benchmarks: eviction quality (LoCoMo, LongMemEval, synthetic, controlled) and speed (layer, retrieval, model)",
         description="Benchmarks of the memory layer and the model around it. "
                     "See `lagmem bench <name> --help`.",
     )
-    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,holdout,need-train,cites,probes,synthetic,speed,retrieval,model,pages}",
+    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,holdout,need-train,cites,probes,synthetic,controlled,controlled-write,speed,retrieval,model,pages}",
                                required=True)
 
     p = sub.add_parser(
         "locomo",
         help="evidence recall against the oracle on LoCoMo conversations",
         description=(
-            "Replay LoCoMo conversations (LoCoMo's own JSON format) through the memory layer under "
+            "Replay LoCoMo conversations (LoCoMo's own JSON format, or LongMemEval records chained into "
+            "person-assistant conversations) through the memory layer under "
             "each policy and budget; at each question, score the share of its evidence turns still in "
             "memory, then let it cite them. Reports recall (micro over question/evidence pairs), mean "
             "per question, share of questions with all evidence kept, per category, and the share of "
@@ -67,13 +61,21 @@ def register(subparsers) -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("--data", default=DEFAULT_DATA, help="LoCoMo JSON file (a list of conversations)")
+    p.add_argument("--data", default=DEFAULT_DATA,
+                   help="LoCoMo JSON file (a list of conversations), or LongMemEval's own JSON (a list of records "
+                        "with haystack_sessions), chained into conversations (see --chain-seed)")
+    p.add_argument("--chain-seed", type=int, default=7,
+                   help="LongMemEval only: records are sorted by question_id, shuffled with this seed and chained")
+    p.add_argument("--chain-size", type=int, default=19, metavar="N",
+                   help="LongMemEval only: records per chained conversation")
     p.add_argument("--tokens", choices=("words", "cl100k"), default="words",
                    help="token cost: words = len(text.split()) * 1.3 (exact, in tenths), cl100k = tiktoken")
     p.add_argument("--placement", choices=("end", "earliest", "random"), default="random",
                    help="when questions are asked (questions carry no time)")
     p.add_argument("--seeds", type=_ints, default=[0, 1, 2, 3, 4], help="placement seeds; results pool their pairs")
-    p.add_argument("--budgets", type=_ints, default=[1000, 2000, 4000], help="budgets in tokens")
+    p.add_argument("--budgets", type=_ints, default=None,
+                   help="budgets in tokens (default: 1000,2000,4000 for two people, 1000,2000,4000,8000 for a "
+                        "person and an assistant)")
     p.add_argument("--policies", type=_names, default=_names(LOCOMO_POLICIES), help="policies to run")
     p.add_argument("--noise", type=int, default=0, metavar="K",
                    help="each question also cites K random in-memory non-evidence turns")
@@ -92,32 +94,6 @@ def register(subparsers) -> argparse.ArgumentParser:
                    help="who cites at each question: gold (its evidence in memory) or a retriever "
                         "(embeddings, hybrid, local, ...) run over the turns in memory; one table each")
     p.set_defaults(func=cmd_locomo)
-
-    s = sub.add_parser(
-        "synthetic",
-        help="retention of sharply, late reused facts amid briefly cited chatter; lag sweep",
-        description=(
-            "Generated conversations where a fact is stated once, confirmed once, and needed again "
-            "40-200 steps later, amid chatter cited in a brief burst by answers that turn out wrong. "
-            "Reports, per policy, the share of reused facts still in memory when needed, and the same "
-            "for each lag of the sweep."
-        ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    s.add_argument("--seeds", type=_ints, default=[0, 1, 2, 3, 4], help="generator seeds (pooled)")
-    s.add_argument("--turns", type=int, default=600, help="turns per generated conversation")
-    s.add_argument("--budget", type=int, default=None,
-                   help="budget in tokens (default: 1.5x the tokens of facts pending reuse, per trace)")
-    s.add_argument("--policies", type=_names, default=_names("fifo,lru,accumulate,window,measured"))
-    s.add_argument("--lags", type=_ints, default=_ints(LAGS), help="lag sweep values")
-    s.add_argument("--lag", type=int, default=None,
-                   help="lag of every policy in the main table (default: bench.synthetic.SYNTHETIC_LAG, for all)")
-    s.add_argument("--confirm", type=_ints, default=[1, 3], metavar="LO,HI",
-                   help="steps from a fact's statement to its confirming citation (drawn in LO..HI)")
-    s.add_argument("--param", action="append", metavar="POLICY.NAME=VALUE", help="policy parameter (repeatable)")
-    s.add_argument("--plot", metavar="OUT.png", help="write retention vs lag, one line per policy")
-    s.add_argument("--json", metavar="OUT", help="write results and settings as JSON")
-    s.set_defaults(func=cmd_synthetic)
 
     sp = sub.add_parser(
         "speed",
@@ -160,6 +136,10 @@ def register(subparsers) -> argparse.ArgumentParser:
     from cli import probes
 
     probes.register(sub)
+    from cli import bench_replayed, bench_synthetic
+
+    bench_synthetic.register(sub, _ints, _names)
+    bench_replayed.register(sub, _ints)
     return bench
 
 
@@ -189,44 +169,46 @@ def _locomo_job(args: tuple) -> tuple[str, int, int, list, str]:
 _CACHE: dict = {}
 
 
-def _cached_load(path: str):
+def _cached_load(data):
+    """The conversations of ``data``: a path, or (path, chain seed, chain size) for a LongMemEval file."""
     from bench import locomo
 
-    if path not in _CACHE:
-        _CACHE[path] = locomo.load(path)
-    return _CACHE[path]
+    if data not in _CACHE:
+        path, *chain = (data,) if isinstance(data, str) else data
+        _CACHE[data] = locomo.load(path, *chain)
+    return _CACHE[data]
 
 
-def _cached_costs(path: str, tokens: str):
+def _cached_costs(data, tokens: str):
     from bench import locomo
 
-    key = (path, tokens)
+    key = (data, tokens)
     if key not in _CACHE:
         scale = locomo.token_scale(tokens)
-        _CACHE[key] = [[scale.count(t.text) for t in c.turns] for c in _cached_load(path)]
+        _CACHE[key] = [[scale.count(t.text) for t in c.turns] for c in _cached_load(data)]
     return _CACHE[key]
 
 
-def _run_jobs(fn, jobs: list, n_jobs: int, desc: str):
-    from tqdm import tqdm
-
-    if n_jobs <= 1 or len(jobs) <= 1:
-        for j in tqdm(jobs, desc=desc, unit="run", file=sys.stderr):
-            yield fn(j)
-        return
-    with ProcessPoolExecutor(max_workers=n_jobs) as pool:
-        yield from tqdm(pool.map(fn, jobs), total=len(jobs), desc=desc, unit="run", file=sys.stderr)
-
-
 def cmd_locomo(args) -> int:
-    from bench import protocol, report
+    from bench import locomo, protocol, report
 
     path = Path(args.data)
     if not path.exists():
-        raise SystemExit(f"no LoCoMo file at {path}: pass --data PATH (a LoCoMo JSON list of conversations)")
-    convs = _cached_load(str(path))
+        raise SystemExit(f"no LoCoMo file at {path}: pass --data PATH (a LoCoMo JSON list of conversations "
+                         "or a LongMemEval file)")
+    if args.chain_size < 1:
+        raise SystemExit(f"--chain-size {args.chain_size}: at least 1 record per conversation")
+    data = (str(path), args.chain_seed, args.chain_size)
+    try:
+        convs = _cached_load(data)
+    except ValueError as exc:
+        raise SystemExit(f"lagmem bench locomo: {exc}") from None
+    if not any(c.questions for c in convs):
+        raise SystemExit(f"{path}: no question with evidence to score")
+    kind, chained = locomo.kind_of(convs), _is_chained(path)
+    budgets = args.budgets or DEFAULT_BUDGETS[kind]
     if args.tokens == "cl100k":
-        _cached_costs(str(path), "cl100k")  # fail early (and once) if tiktoken cannot load
+        _cached_costs(data, "cl100k")  # fail early (and once) if tiktoken cannot load
     params = _params(args.param)
     specs = []
     for name in args.policies:
@@ -238,45 +220,50 @@ def cmd_locomo(args) -> int:
     if args.priors == "shipped" and "measured" in args.policies:
         from bench import need_train
 
-        _CACHE[(str(path), "priors")] = need_train.shipped_priors(convs)  # embeddings once, before the pool
+        _CACHE[(data, "priors")] = need_train.shipped_priors(convs)  # embeddings once, before the pool
     from bench.cites import ALL_RETRIEVERS
 
     for c in args.cites:
         if c != "gold" and c not in ALL_RETRIEVERS:
             raise SystemExit(f"--cites {c!r}: choose gold or one of {', '.join(ALL_RETRIEVERS)}")
-    jobs = [(str(path), args.tokens, args.placement, args.noise, sp, b, seed, args.priors, c)
-            for c in args.cites for b in args.budgets for sp in specs for seed in args.seeds]
+    jobs = [(data, args.tokens, args.placement, args.noise, sp, b, seed, args.priors, c)
+            for c in args.cites for b in budgets for sp in specs for seed in args.seeds]
     pooled: dict[tuple[str, int, str], list] = {}
     for title, budget, _seed, res, c in _run_jobs(_locomo_job, jobs, args.jobs, "locomo"):
         pooled.setdefault((title, budget, c), []).extend(res)
     rows = []
     for c in args.cites:
         part = []
-        for b in args.budgets:
+        for b in budgets:
             for sp in specs:
-                m = report.metrics(pooled[(sp.title, b, c)])
+                m = report.metrics(pooled[(sp.title, b, c)], report.category_names(kind))
                 part.append({"policy": sp.title, "budget": b, "cites": c, **m, "params": dict(sp.params),
                              "lag": protocol.ran_lag(sp)})
         rows += report.add_gap_closed(part)
     settings = {
         "data": str(path),
+        "kind": kind,
+        "chain": {"seed": args.chain_seed, "size": args.chain_size} if chained else None,
         "conversations": [c.sample_id for c in convs],
+        "turns": [len(c.turns) for c in convs],
         "questions": sum(len(c.questions) for c in convs),
         "skipped_questions": sum(c.skipped_questions for c in convs),
         "dropped_evidence_ids": sum(c.dropped_ids for c in convs),
         "tokens": args.tokens,
         "placement": args.placement,
         "seeds": args.seeds,
-        "budgets": args.budgets,
+        "budgets": budgets,
         "noise": args.noise,
         "priors": args.priors,
         "cites": args.cites,
         "policies": [{"policy": sp.title, "params": dict(sp.params), "lag": protocol.ran_lag(sp)} for sp in specs],
     }
-    title = (f"LoCoMo evidence recall: {len(convs)} conversations, placement {args.placement}, "
+    how = f" (LongMemEval records chained: seed {args.chain_seed}, {args.chain_size} a conversation)" if chained else ""
+    title = (f"Evidence recall, {kind}: {len(convs)} conversations{how}, placement {args.placement}, "
              f"seeds {','.join(map(str, args.seeds))}, {args.tokens} tokens, noise {args.noise}")
+    names = report.category_names(kind)
     for c in args.cites:
-        print(report.table([r for r in rows if r["cites"] == c], f"{title}, cites: {c}"))
+        print(report.table([r for r in rows if r["cites"] == c], f"{title}, cites: {c}", names))
     if len(args.cites) > 1:
         from bench.cite_source import gain_kept
 
@@ -286,67 +273,16 @@ def cmd_locomo(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps({"results": rows, "settings": settings}, indent=2))
     if args.plot:
-        report.plot_lines(rows, "budget", "recall", args.plot, f"LoCoMo recall vs budget (noise {args.noise})",
+        report.plot_lines(rows, "budget", "recall", args.plot, f"Evidence recall vs budget, {kind} (noise {args.noise})",
                    "budget (tokens)", "evidence recall")
     return 0
 
 
-# ----- synthetic ------------------------------------------------------------------------------
-def _synthetic_job(args: tuple) -> tuple[str, int | None, int, int, int]:
-    seed, turns, budget, sp, lag, confirm = args
-    from bench import synthetic
+def _is_chained(path: Path) -> bool:
+    """Whether the file is LongMemEval's own format (its records were chained on loading)."""
+    from bench import longmemeval
 
-    trace = synthetic.generate(seed, turns=turns, confirm=confirm)
-    b = budget if budget is not None else synthetic.default_budget(trace)
-    policy = sp.build()
-    lag = sp.bench_lag() if lag is None else lag
-    policy.lag = lag  # the sweep overrides a policy's own lag too (accumulate's 0)
-    kept, needed = synthetic.run(trace, policy, b, lag)
-    return sp.title, args[4], kept, needed, b
-
-
-def cmd_synthetic(args) -> int:
-    from bench import protocol, report, synthetic
-
-    params = _params(args.param)
-    if len(args.confirm) != 2 or not 1 <= args.confirm[0] <= args.confirm[1]:
-        raise SystemExit(f"--confirm {args.confirm}: expected LO,HI with 1 <= LO <= HI")
-    main_lag = args.lag if args.lag is not None else synthetic.SYNTHETIC_LAG  # every policy at the same lag
-    specs = [protocol.spec(n, lag=main_lag, **params.get(n, {})) for n in args.policies]
-    confirm = tuple(args.confirm)
-    jobs = [(seed, args.turns, args.budget, sp, None, confirm) for sp in specs for seed in args.seeds]
-    jobs += [(seed, args.turns, args.budget, sp, L, confirm) for sp in specs for L in args.lags for seed in args.seeds]
-    acc: dict[tuple[str, int | None], list[int]] = {}
-    budgets: set[int] = set()
-    for title, lag, kept, needed, b in _run_jobs(_synthetic_job, jobs, 1, "synthetic"):
-        a = acc.setdefault((title, lag), [0, 0])
-        a[0] += kept
-        a[1] += needed
-        budgets.add(b)
-    main = [{"policy": sp.title, "lag": sp.bench_lag(), "retention": acc[(sp.title, None)][0] / max(1, acc[(sp.title, None)][1]),
-             "reuses": acc[(sp.title, None)][1]} for sp in specs]
-    sweep = [{"policy": sp.title, "lag": L, "retention": acc[(sp.title, L)][0] / max(1, acc[(sp.title, L)][1])}
-             for sp in specs for L in args.lags]
-    print(f"Synthetic: retention of reused facts ({len(args.seeds)} seeds x {args.turns} turns, confirmation after "
-          f"{confirm[0]}-{confirm[1]} steps, every policy at lag {main_lag} in the main table, "
-          f"budget {args.budget or 'auto: ' + ','.join(map(str, sorted(budgets)))} tokens)")
-    width = max(len(r["policy"]) for r in main)
-    print(f"{'policy'.ljust(width)}  lag  retention")
-    for r in main:
-        print(f"{r['policy'].ljust(width)}  {r['lag']:>3}  {r['retention']:.3f}")
-    print("\nlag sweep (retention):")
-    print(f"{'policy'.ljust(width)}  " + "  ".join(f"L={L:<4}" for L in args.lags))
-    for sp in specs:
-        vals = [acc[(sp.title, L)][0] / max(1, acc[(sp.title, L)][1]) for L in args.lags]
-        print(f"{sp.title.ljust(width)}  " + "  ".join(f"{v:.3f} " for v in vals))
-    settings = {"seeds": args.seeds, "turns": args.turns, "budget": args.budget or sorted(budgets), "confirm": confirm,
-                "lags": args.lags, "generator": synthetic.generate.__kwdefaults__ or "defaults"}
-    if args.json:
-        Path(args.json).write_text(json.dumps({"results": main, "lag_sweep": sweep, "settings": settings}, indent=2, default=str))
-    if args.plot:
-        report.plot_lines(sweep, "lag", "retention", args.plot, "Synthetic: retention of reused facts vs lag",
-                   "lag L (steps)", "retention")
-    return 0
+    return longmemeval.is_longmemeval(json.loads(path.read_text(encoding="utf-8")))
 
 
 def main(argv: list[str] | None = None) -> int:

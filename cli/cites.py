@@ -112,10 +112,10 @@ def cmd_cites(args) -> int:
                 continue
             results.append({"retriever": name, **cites.run(corpus, items, client, config, bar)})
         finally:
-            if name.startswith("local"):
-                from assistant.models.local_model import stop_server
+            if client is not None:  # a model server lagmem started for this retriever
+                from assistant.models.profile import profile_of
 
-                stop_server()
+                profile_of(client).shut_down()
     where = (f"over the turns {args.policy} keeps in {args.budget} tokens" if args.policy
              else "over every turn so far")
     print(f"LoCoMo citations {where}: {len(convs)} conversations, placement {args.placement}, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -40,9 +41,9 @@ def _read_transcript(path: str) -> T.Transcript:
 
 
 def _counter():
-    from assistant.models.tokens import counter_for
+    from assistant.runtime import token_counter
 
-    return counter_for()  # the answering model's counter, as in the app
+    return token_counter()  # the model in use prices the turns, in every shell
 
 
 def print_timeline(log, out=sys.stdout) -> None:
@@ -101,10 +102,11 @@ def cmd_replay(args) -> int:
 
 def cmd_import(args) -> int:
     from assistant.replay import replay, settings_from
+    from assistant.runtime import default_settings
     from assistant.store import open_store
 
     t = _read_transcript(args.file)
-    settings = settings_from(t.header)
+    settings = settings_from(t.header, defaults=default_settings())  # as the app's sidebar imports
     log = replay(open_store(args.db), t, _counter(), settings, title=args.title or t.header.get("title") or Path(args.file).stem, owner=args.user, atomic=True)
     print(f"lagmem: conversation {log.conversation_id} is {scope_note(args.user)}", file=sys.stderr)
     print(f"imported {len(log.turns)} turns as conversation {log.conversation_id}")
@@ -157,6 +159,9 @@ def cmd_list(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lagmem", description=__doc__.replace("``", ""), epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-v", "--verbose", dest="log_verbosity", action="count", default=0,
+                   help="say more on standard error: -v what lagmem does (which model, which token counter, "
+                   "servers started), -vv debugging detail; without it, only warnings")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -209,6 +214,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# our packages' loggers; other libraries' stay at warnings whatever -v says
+OUR_LOGGERS = ("assistant", "memory", "storage", "bench", "cli")
+
+
+def configure_logging(verbosity: int) -> None:
+    """Log to standard error: warnings by default, ``-v`` our info lines, ``-vv`` our debug lines."""
+    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="lagmem: %(levelname)s %(name)s: %(message)s")
+    for name in OUR_LOGGERS:
+        logging.getLogger(name).setLevel(level)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve-model"]:
@@ -216,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return serve_model_main(argv[1:])
     args = build_parser().parse_args(argv)
+    configure_logging(args.log_verbosity)
     from assistant.errors import ConfigError, LLMError
 
     try:

@@ -50,10 +50,7 @@ def cmd_probes(args) -> int:
         try:
             out = probes.run(svc, items, settings, lambda xs: tqdm(xs, desc="probes", unit="probe", file=sys.stderr))
         finally:
-            if getattr(svc.llm, "backend", "") == "local":
-                from assistant.models.local_model import stop_server
-
-                stop_server()
+            svc.profile.shut_down()  # a model server lagmem started for the probes
     if args.verbose:
         for r in out["rows"]:
             print(f"{'ok ' if r['ok'] else 'NO '} {r['id']:<10} [{r['answered_by']}] {r['answer']}")

@@ -11,6 +11,7 @@ import json
 import sys
 
 from cli.users import user_arg
+from memory.policies import POLICIES
 
 HINDSIGHT = ("judged with hindsight: a miss is a moment a stored citation (or the miss log) wanted a "
              "turn this setting had evicted; the settings the conversation ran with are favoured, "
@@ -109,11 +110,11 @@ def register(sub) -> argparse.ArgumentParser:
                        "in order) through the memory layer in memory under other settings, and compare with what "
                        f"is in memory now. Nothing is written. Misses are {HINDSIGHT}.")
     w.add_argument("conversation", type=int, metavar="CONV", help="conversation id (see `lagmem list`)")
-    w.add_argument("--policy", help="fifo, lru, accumulate, window, measured (default: the conversation's)")
+    w.add_argument("--policy", help=f"{', '.join(POLICIES)} (default: the conversation's)")
     w.add_argument("--budget", type=int, help="token budget (default: the conversation's)")
     w.add_argument("--lag", type=int, help="steps a new turn stays protected (default: the conversation's)")
     w.add_argument("--low-watermark", type=float, help="evict down to this share of the budget (0-1]")
-    w.add_argument("--compare", type=policies_arg, nargs="?", const=policies_arg("fifo,lru,accumulate,window,measured"),
+    w.add_argument("--compare", type=policies_arg, nargs="?", const=list(POLICIES),
                    metavar="P1,P2", help="also the side-by-side table for these policies (default: all)")
     w.add_argument("--json", action="store_true", help="print one JSON object")
     w.add_argument("--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)")

@@ -3,138 +3,27 @@
 A policy gets the candidate turns (active, unprotected, unpinned), the evidence (the raw citation
 log and the correctness signals) and ``now``; it returns one importance per candidate (higher means
 "keep"). It keeps no state between decisions and deletes nothing: the layer evicts the lowest first.
-
-A policy's parameters are its dataclass fields, each declared once with ``param(default, low,
-high)``: its kind (the default's type, int or float) and the closed range it may take. The
-parameter list (``params``), the checks a saved file or a setting goes through (``check_params``)
-and the property test that runs every parameter at both ends of its range all read that
-declaration. A range is one the policy survives: nothing overflows at either end.
+The base class and the baselines (fifo, lru, accumulate, window, userfirst, largest) live in
+``memory/baselines.py``; here are ``measured``, the registry ``POLICIES`` and the parameter checks.
+Each parameter is declared once, with its range (``memory/params.py``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 
 import numpy as np
 
+from .baselines import Accumulate, Fifo, Largest, Lru, Policy, Userfirst, Window
 from .evidence import Evidence, powers
+from .params import ParamSpec, param, short
 from .types import TurnState
 
-
-@dataclass(frozen=True)
-class ParamSpec:
-    """What one policy parameter may be: ``kind`` int or float (an int is a fine float; a float,
-    even ``2.0``, is not an int), and the closed range [low, high] it must lie in."""
-
-    kind: type
-    low: float
-    high: float
-
-    def check(self, policy: str, key: str, value) -> None:
-        """A ``ValueError`` naming the parameter and its range unless ``value`` is one it may take."""
-        wanted = "an integer" if self.kind is int else "a number"
-        if isinstance(value, bool) or not isinstance(value, Real) or (self.kind is int and not isinstance(value, Integral)):
-            raise ValueError(f"{policy} parameter {key!r} must be {wanted}, got {_short(value)}")
-        # compare before any float(): a huge int stays exact, and float(10**4300) would raise
-        if not (isinstance(value, Integral) or math.isfinite(value)) or not self.low <= value <= self.high:
-            raise ValueError(f"{policy} parameter {key!r} must be {wanted} in [{self.low:g}, {self.high:g}], got {_short(value)}")
-
-
-def param(default: int | float, low: float, high: float):
-    """Declare a policy parameter (a dataclass field): its default, and the closed range [low, high]
-    the policy survives. Its kind is the default's type: write ``0.0``, not ``0``, for a float."""
-    if type(default) not in (int, float) or not low <= default <= high:
-        raise TypeError(f"a parameter's default must be an int or a float in [{low}, {high}], got {default!r}")
-    return field(default=default, metadata={"param": ParamSpec(type(default), low, high)})
-
-
-class Policy:
-    """Base: subclasses override ``scores``. ``lag`` overrides the conversation's lag when set."""
-
-    name: str = "policy"
-    lag: int | None = None
-    description: str = ""
-
-    def scores(self, candidates: Sequence[TurnState], evidence: Evidence, now: int) -> list[float]:
-        raise NotImplementedError
-
-    def importances(self, numbers: np.ndarray, arrived: np.ndarray, tokens: np.ndarray, evidence: Evidence,
-                    now: int, turn_at: Callable[[int], TurnState]) -> np.ndarray:
-        """``scores`` for candidates given as columns, as the layer has them (numbers, arrival
-        steps, tokens, in candidate order; ``turn_at(k)`` is candidate k's ``TurnState``).
-
-        The default builds the candidates and calls ``scores``; a policy that can score the columns
-        directly overrides it (``Measured``), and must then give exactly what ``scores`` gives.
-        """
-        candidates = [turn_at(k) for k in range(len(numbers))]
-        return np.array(self.scores(candidates, evidence, now), dtype=np.float64)
-
-    @classmethod
-    def param_specs(cls) -> dict[str, ParamSpec]:
-        """The policy's parameters and what each may be, read from its fields declared with ``param``."""
-        if not is_dataclass(cls):
-            return {}
-        return {f.name: f.metadata["param"] for f in fields(cls) if "param" in f.metadata}
-
-    def params(self) -> dict:
-        """The parameters in force, by name, in declaration order."""
-        return {name: getattr(self, name) for name in self.param_specs()}
-
-    def parts(self, candidates: Sequence[TurnState], evidence: Evidence, now: int) -> list[tuple[float, float]] | None:
-        """Each candidate's importance split as (prior part, evidence part), summing to ``scores``;
-        None for a policy whose importance has no prior (every part is evidence or recency)."""
-        return None
-
-
-class Fifo(Policy):
-    name = "fifo"
-    description = "evicts the turn that entered memory first"
-
-    def scores(self, candidates, evidence, now):
-        return [float(t.protected_since) for t in candidates]
-
-
-class Lru(Policy):
-    name = "lru"
-    description = "evicts the turn least recently cited (or arrived)"
-
-    def scores(self, candidates, evidence, now):
-        out = []
-        for t in candidates:
-            last = t.protected_since
-            for c in evidence.of(t.number):
-                if c.step > last:
-                    last = c.step
-            out.append(float(last))
-        return out
-
-
-@dataclass
-class Accumulate(Policy):
-    """H2O-like: total citation weight ever received; no provisional buffer (lag 0)."""
-
-    lag: int | None = param(0, 0, 1_000_000)
-    name = "accumulate"
-    description = "evicts the turn with the fewest citations ever (H2O-like, no lag)"
-
-    def scores(self, candidates, evidence, now):
-        return [float(sum(c.weight for c in evidence.of(t.number))) for t in candidates]
-
-
-@dataclass
-class Window(Policy):
-    """TOVA/SnapKV-like: only citations from the last ``window`` steps count."""
-
-    window: int = param(64, 1, 1_000_000_000)
-    name = "window"
-    description = "evicts the turn with the fewest recent citations"
-
-    def scores(self, candidates, evidence, now):
-        since = now - self.window
-        return [float(sum(c.weight for c in evidence.of(t.number) if c.step > since)) for t in candidates]
+__all__ = ["POLICIES", "Accumulate", "Fifo", "Largest", "Lru", "Measured", "Policy", "Userfirst",
+           "Window", "check_params", "make_policy"]
 
 
 @dataclass
@@ -343,9 +232,10 @@ POLICIES: dict[str, type[Policy]] = {
     "lru": Lru,
     "accumulate": Accumulate,
     "window": Window,
+    "userfirst": Userfirst,
+    "largest": Largest,
     "measured": Measured,
 }
-
 
 def check_params(name: str, params) -> dict:
     """The parameters, checked against the policy's declarations (``param``): a ``ValueError`` that
@@ -355,19 +245,12 @@ def check_params(name: str, params) -> dict:
     specs = POLICIES[name].param_specs()
     for key, value in params.items():
         if not isinstance(key, str):
-            raise ValueError(f"policy parameter names must be strings, got {_short(key)}")
+            raise ValueError(f"policy parameter names must be strings, got {short(key)}")
         if key not in specs:
             known = ", ".join(specs) or "none"
-            raise ValueError(f"{name} has no parameter {_short(key)} (its parameters: {known})")
+            raise ValueError(f"{name} has no parameter {short(key)} (its parameters: {known})")
         specs[key].check(name, key, value)
     return params
-
-
-def _short(value) -> str:
-    if isinstance(value, int) and value.bit_length() > 64:  # repr() of a 4,300-digit int raises
-        return f"an integer of {value.bit_length()} bits"
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
 
 
 def make_policy(name: str, **params) -> Policy:
@@ -376,7 +259,7 @@ def make_policy(name: str, **params) -> Policy:
     try:
         factory = POLICIES[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown policy {_short(name)}; choose one of {', '.join(POLICIES)}") from None
+        raise ValueError(f"unknown policy {short(name)}; choose one of {', '.join(POLICIES)}") from None
     check_params(name, params)
     try:
         return factory(**params)

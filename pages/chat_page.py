@@ -12,6 +12,7 @@ question left without an answer (a model error) shows "No answer yet" and a Retr
 
 from __future__ import annotations
 
+import logging
 from functools import partial
 
 import streamlit as st
@@ -29,6 +30,8 @@ from web.signin import current_owner
 from web.text import md_text, show_plain, show_text
 from web.view_cache import current_view
 from web.views import budget_summary, chat_history, shorten
+
+log = logging.getLogger(__name__)
 
 MESSAGES_PER_PAGE = 50  # the chat draws the latest messages; "Show earlier messages" adds as many again
 ERRORS = "answer_errors"  # session state: (conversation, user turn) -> the model error that left it unanswered
@@ -146,7 +149,7 @@ def retry(shell: Shell, number: int) -> None:
         try:
             answering.start(shell.db, ex)
         except answering.Busy:  # another tab started one meanwhile: the Retry stays
-            pass
+            log.info("conversation %d: turn %d's retry waits, another answer is being written", conv_id, number)
 
 
 def collect(shell: Shell, job: answering.Answering) -> None:
@@ -159,9 +162,8 @@ def collect(shell: Shell, job: answering.Answering) -> None:
 
 
 def spinner_text() -> str:
-    if getattr(service().llm, "backend", "") == "local":
-        return "Thinking… the embedded model's first answer takes a few seconds."
-    return "Thinking…"
+    note = service().profile.wait_note
+    return f"Thinking… {note}" if note else "Thinking…"
 
 
 render(current())  # the router (app.py) chose the conversation for this run

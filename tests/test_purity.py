@@ -3,7 +3,8 @@
 Floors (``docs/architecture.md``): ``app.py, pages/, web/`` (the web shell) and ``cli/`` (the terminal
 shell) -> ``assistant/`` (the product) -> ``memory/`` (the pure core); ``assistant/store.py`` ->
 ``storage/`` (-> memory's value types); ``bench/`` measures the product and the product never imports
-it; ``tests/`` may import anything. Only the web shell imports streamlit.
+it; ``tests/`` may import anything. Only the web shell imports streamlit. Only ``assistant/models/``
+compares backend names (every other module reads the model's profile).
 """
 
 from __future__ import annotations
@@ -144,3 +145,57 @@ def test_only_the_web_shell_imports_streamlit():
             if mod.split(".")[0] == "streamlit" and not (floor == "bench" and mod.startswith("streamlit.testing")):
                 offenders.append(f"{name} imports {mod}")
     assert offenders == []
+
+
+def _backend_names() -> set[str]:
+    from assistant.config import BACKENDS
+
+    return set(BACKENDS)
+
+
+def _names_a_backend(node: ast.AST, names: set[str]) -> bool:
+    """A backend's name as a literal (alone or in a tuple/list/set), a ``.backend`` attribute, or
+    ``getattr(x, "backend", ...)``."""
+    if isinstance(node, ast.Constant):
+        return node.value in names
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_names_a_backend(e, names) for e in node.elts)
+    if isinstance(node, ast.Attribute):
+        return node.attr == "backend"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr":
+        return len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value == "backend"
+    return False
+
+
+def test_only_the_models_wing_names_backends():
+    """Which model answers is its profile (assistant/models/profile.py), read by callers: a backend
+    is compared, or its name read, only inside assistant/models/, and chosen from the environment in
+    assistant/config.py. So a new backend is one module and one line in assistant/models/backends.py."""
+    names = _backend_names()
+    offenders = []
+    for name, path in _modules().items():
+        if name == "assistant.config" or name == "assistant.models" or name.startswith("assistant.models."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            where = f"{name}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.Compare):
+                if any(_names_a_backend(side, names) for side in (node.left, *node.comparators)):
+                    offenders.append(f"{where} compares a backend")
+            elif isinstance(node, ast.Attribute) and node.attr == "backend":
+                offenders.append(f"{where} reads .backend")
+            elif _names_a_backend(node, names) and isinstance(node, ast.Call):
+                offenders.append(f"{where} reads getattr(..., 'backend')")
+    assert offenders == []
+
+
+def test_the_backend_check_sees_what_it_forbids():
+    names = _backend_names()
+
+    def flagged(code: str) -> bool:
+        tree = ast.parse(code)
+        return any(isinstance(n, ast.Compare) and any(_names_a_backend(s, names) for s in (n.left, *n.comparators))
+                   for n in ast.walk(tree))
+
+    assert flagged('x == "local"') and flagged('llm.backend != y') and flagged('getattr(llm, "backend", "") == z')
+    assert flagged('b in ("openai", "compatible")')
+    assert not flagged('name == "hybrid"') and not flagged('x.profile.cites == "model"')

@@ -13,12 +13,15 @@ turns stay in question, answer order).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
 
 from assistant.errors import LLMError
 from assistant.service import Exchange
+
+log = logging.getLogger(__name__)
 
 FINISHED_KEEP_SECONDS = 600.0  # a finished answer nobody collected (tab closed) is dropped after this
 
@@ -52,7 +55,8 @@ class Answering:
                 with self._cond:
                     self.parts.append(delta)
                     self._cond.notify_all()
-        except LLMError as exc:
+        except LLMError as exc:  # shown beside the question, with a Retry
+            log.warning("conversation %d: the answer to turn %d failed: %s", self.conv_id, self.user_turn, exc.message)
             self.error = exc.message
         except BaseException as exc:  # kept for the page, which raises it where it can be seen
             self.crash = exc

@@ -9,6 +9,7 @@ the first page view; only sending a message waits for it. Both are shared by eve
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import streamlit as st
@@ -19,6 +20,21 @@ from assistant.errors import LLMError
 from assistant.service import ChatService
 from assistant.store import MemoryStore, OwnerScope
 from web.signin import current_owner
+
+log = logging.getLogger(__name__)
+
+OUR_LOGGERS = ("assistant", "memory", "storage", "web", "pages")
+
+
+def log_through_streamlit() -> None:
+    """Our modules' log lines go through Streamlit's own logging setup: its console format and its
+    level (``logger.level`` in .streamlit/config.toml, or ``--logger.level``). They still propagate,
+    so any other listener (pytest's capture) hears them too; Streamlit adds no root handler, so
+    nothing is printed twice. Idempotent."""
+    from streamlit.logger import get_logger
+
+    for name in OUR_LOGGERS:
+        get_logger(name).propagate = True
 
 
 class _Loading:
@@ -34,16 +50,14 @@ class _Loading:
     def _load(self) -> None:
         try:
             self.service = runtime.get_service(self.url)
-            if getattr(self.service.llm, "backend", "") == "local":
-                # Start the embedded model server now, so the first answer does not also wait for
-                # it. A failure is not lost: the first answer retries and shows it with a Retry.
-                from assistant.models.local_model import ensure_server
-
-                try:
-                    ensure_server()
-                except LLMError:
-                    pass
+            # Start the model's server now if lagmem runs one, so the first answer does not also
+            # wait for it. A failure is not lost: the first answer retries and shows it with a Retry.
+            try:
+                self.service.profile.warm_up()
+            except LLMError as exc:
+                log.warning("the model server did not start ahead of the first answer: %s", exc.message)
         except BaseException as exc:  # shown (and raised) by the page that needs the service
+            log.warning("the chat service did not load: %r", exc)
             self.error = exc
         finally:
             self.ready.set()

@@ -1,7 +1,7 @@
 """The answer: what the model is shown, how long it may be, and what reaches the user.
 
-Why this shape (issue: the embedded 135M model answered every question with the same invented
-sentence, in another language, longer than the whole memory budget):
+Why this shape: a 135M model left to itself answers with invented sentences, in another language,
+longer than the whole memory budget. So:
 
 * **Grounded prompt.** When the retrieval step cited turns, the model sees only those turns, as
   plain notes ("Earlier, the user said: ..."), and the question; it is asked for one short

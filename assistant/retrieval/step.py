@@ -39,7 +39,7 @@ message. An accepted cite's weight is the hybrid confidence, or with the embeddi
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Collection, Sequence
 
 import numpy as np
@@ -49,6 +49,7 @@ from assistant.retrieval.cite_prompt import (  # noqa: F401  (the step's public 
     MARKER, SYSTEM_PROMPT, build_messages, ids_grammar, ids_schema, neutralize, offered_lines,
     parse_ids, request_options, shown_text)
 from assistant.errors import BadResponse
+from assistant.models.profile import ModelProfile
 from assistant.retrieval.hybrid import DEFAULT_PARAMS, HybridParams, Ranking
 
 # the retrieval step asks for at most 256 tokens (~1,000 characters); a reply 16 times longer
@@ -261,15 +262,11 @@ def _ms(since: float) -> float:
     return round((time.perf_counter() - since) * 1000.0, 3)
 
 
-# The embedded 135M model does not choose: the hybrid ranker cites alone. Asked to pick among the
-# ranker's best 5 it took 15 s a LoCoMo question on 2 busy cores, and on the probes its picks left
-# half the questions with nothing cited; the calibrated ranker needs no model call at all.
-LOCAL_CONFIG = RetrievalConfig(k=5, ask_model=False)
-
-
-def app_config(backend: str) -> RetrievalConfig:
-    """The retrieval step the app runs for a model backend (``bench cites`` measures this one)."""
-    return LOCAL_CONFIG if backend == "local" else RetrievalConfig()
+def app_config(profile: ModelProfile) -> RetrievalConfig:
+    """The retrieval step the app runs for a model, as its profile (``assistant.models.profile``)
+    declares: the model chooses among the ranker's shortlist, or the ranker cites alone (``bench
+    cites`` measures this one)."""
+    return replace(RetrievalConfig(), k=profile.shortlist, ask_model=profile.cites == "model")
 
 
 def _source(config: RetrievalConfig, client: Any) -> str:

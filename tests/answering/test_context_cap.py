@@ -1,13 +1,14 @@
-"""Every backend's answer prompt is capped: with a long lag, protected turns can hold more tokens
-than a model's window, and the request would fail until they aged out. Non-local models get
-``REMOTE_CONTEXT_TOKENS``; the cited turns go first, then the newest that fit."""
+"""Every model's answer prompt is capped: with a long lag, protected turns can hold more tokens
+than a model's window, and the request would fail until they aged out. A connected model gets its
+profile's ``context_tokens`` (``CONTEXT_TOKENS`` by default); the cited turns go first, then the
+newest that fit."""
 
 from __future__ import annotations
 
 import json
 
 from assistant.replay import replay, settings_from
-from assistant.service import REMOTE_CONTEXT_TOKENS
+from assistant.models.profile import CONTEXT_TOKENS as REMOTE_CONTEXT_TOKENS
 from memory import transcript as T
 from tests.assistant.test_service import llm, make_service  # noqa: F401  (llm: fixture)
 
@@ -23,7 +24,7 @@ def test_a_non_local_models_prompt_is_capped_when_protected_turns_outgrow_it(sto
     held = sum(x.tokens for x in store.layer(conv).turns() if x.active)
     assert held > REMOTE_CONTEXT_TOKENS  # every turn is protected (lag 1,000) and in memory
     svc = make_service(store, llm, counter)
-    assert llm.backend != "local" and svc.context_tokens == REMOTE_CONTEXT_TOKENS
+    assert svc.profile.answer_mode == "context" and svc.context_tokens == REMOTE_CONTEXT_TOKENS
     svc.ask(conv, "What was said last?")
     answer = llm.history[-1].messages
     sent = sum(counter.count(m["content"]) for m in answer)

@@ -19,6 +19,7 @@ from memory import transcript as T
 from memory.types import MemorySettings
 from bench.fakes.llm import FakeLLM
 
+from tests.conftest import CL100K_MODEL_ENV as CL100K_MODEL
 from tests.conftest import CONVERSATIONS
 from tests.assistant.test_replay import run_cli
 
@@ -117,7 +118,7 @@ def test_a_live_conversation_with_misses_and_second_chance_reproduces_and_counts
 
 
 def test_whatif_cli_prints_both_memories_and_the_table(db_url):
-    assert run_cli("import", str(CONVERSATIONS / "long_520.jsonl"), "--db", db_url).returncode == 0
+    assert run_cli("import", str(CONVERSATIONS / "long_520.jsonl"), "--db", db_url, env_extra=CL100K_MODEL).returncode == 0
     out = run_cli("whatif", "1", "--db", db_url, "--policy", "fifo", "--budget", "700", "--compare")
     assert out.returncode == 0, out.stderr
     final = json.loads((CONVERSATIONS / "long_520.expected.json").read_text())["final"]
@@ -138,7 +139,8 @@ def test_whatif_cli_errors_are_clear(db_url):
 
 
 def test_replay_compare_table_for_a_file():
-    out = run_cli("replay", str(CONVERSATIONS / "long_520.jsonl"), "--compare", "fifo,lru,measured", "--json")
+    out = run_cli("replay", str(CONVERSATIONS / "long_520.jsonl"), "--compare", "fifo,lru,measured", "--json",
+                  env_extra=CL100K_MODEL)
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)["compare"]
     assert [r["policy"] for r in rows] == ["fifo", "lru", "measured"]

@@ -11,7 +11,8 @@ def test_help_lists_subcommands(capsys):
     with pytest.raises(SystemExit):
         bench_cli.main(["bench", "--help"])
     out = capsys.readouterr().out
-    assert all(name in out for name in ("locomo", "synthetic", "speed", "retrieval", "model"))
+    assert all(name in out for name in ("locomo", "synthetic", "controlled", "controlled-write", "speed", "retrieval",
+                                        "model"))
 
 
 def test_locomo_small_run(tmp_path, capsys):
@@ -28,12 +29,18 @@ def test_locomo_small_run(tmp_path, capsys):
     assert plot.stat().st_size > 0
 
 
-def test_synthetic_small_run(tmp_path):
+def test_synthetic_small_run(tmp_path, capsys):
+    """The headline replays the traces as text through the product; the bare traces are the ablation."""
     out = tmp_path / "s.json"
-    assert bench_cli.main(["bench", "synthetic", "--seeds", "0", "--turns", "120", "--lags", "0,4",
+    assert bench_cli.main(["bench", "synthetic", "--seeds", "0", "--turns", "120", "--lags", "0,4", "--jobs", "1",
+                           "--text-policies", "accumulate,userfirst,measured,measured[need_weight=0]",
                            "--json", str(out)]) == 0
     res = json.loads(out.read_text())
-    assert {r["policy"] for r in res["results"]} >= {"measured", "accumulate"}
+    assert [r["policy"] for r in res["results"]] == ["accumulate", "userfirst", "measured", "measured[need_weight=0]"]
+    assert all(r["reuses"] > 0 and 0 <= r["retention"] <= 1 for r in res["results"])
+    assert {r["policy"] for r in res["trace_results"]} >= {"measured", "accumulate", "userfirst", "largest"}
+    text = capsys.readouterr().out
+    assert "as text through the replay" in text and "goal: measured as text >= 0.9" in text
 
 
 def test_speed_small_run(tmp_path):

@@ -73,7 +73,9 @@ def test_holdout_command_fits_on_the_others_only(tmp_path, monkeypatch):
         assert fold["params"]["need"] in (0.0, 1.0) and fold["params"]["lag"] in (0, 2, holdout.START["lag"])
     assert sorted(res["final"]["need_model"]["meta"]["trained_on"]) == ["c0", "c1", "c2"]
     policies = {r["policy"] for r in res["table"]}
-    assert {"measured", "fifo", "lru", "accumulate", "window", "oracle", "measured: prior alone"} <= policies
+    assert {"measured", "fifo", "lru", "accumulate", "window", "userfirst", "largest", "oracle",
+            "measured: prior alone"} <= policies
+    assert {"userfirst", "largest", "best_baseline"} <= set(res["wins_ties_losses"])
     for counts in res["wins_ties_losses"].values():
         assert sum(counts.values()) == 3 * 2  # folds x budgets x noises
     shipped = model_from_dict(json.loads(model.read_text()))  # either kind of model, as the app reads it

@@ -1,5 +1,7 @@
-"""Property tests of the memory contract (memory/__init__.py), for every policy."""
+"""Property tests of the memory contract (memory/__init__.py), run for every policy in the registry
+(each policy gets its own examples, so a new policy cannot slip through unsampled)."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -7,9 +9,11 @@ from memory.layer import MemoryLayer
 from memory.policies import POLICIES
 from memory.types import MemorySettings, PinRefused
 
-# one operation: ("turn", tokens, cites) | ("pin", k) | ("unpin", k) | ("restore", k) | ("feedback", k, v)
+# one operation: ("turn", tokens, cites, role) | ("pin", k) | ("unpin", k) | ("restore", k) | ("feedback", k, v);
+# roles vary so the rules that read them (userfirst) are exercised, not only their user-only path
 op = st.one_of(
-    st.tuples(st.just("turn"), st.integers(0, 60), st.lists(st.integers(1, 80), max_size=4)),
+    st.tuples(st.just("turn"), st.integers(0, 60), st.lists(st.integers(1, 80), max_size=4),
+              st.sampled_from(["user", "assistant", "system"])),
     st.tuples(st.just("pin"), st.integers(1, 80)),
     st.tuples(st.just("unpin"), st.integers(1, 80)),
     st.tuples(st.just("restore"), st.integers(1, 80)),
@@ -19,7 +23,6 @@ config = st.fixed_dictionaries(
     {
         "budget": st.integers(20, 300),
         "lag": st.integers(0, 6),
-        "policy": st.sampled_from(sorted(POLICIES)),
         "low_watermark": st.sampled_from([1.0, 0.8, 0.5]),
         "pin_share": st.sampled_from([0.0, 0.3, 0.5, 1.0]),
     }
@@ -34,7 +37,7 @@ def run(cfg, ops, check=True):
         kind = o[0]
         records = []
         if kind == "turn":
-            t = lay.add_turn("user", o[1])
+            t = lay.add_turn(o[3], o[1])
             out = lay.cite([c for c in o[2]], answer_turn=t.number)
             assert {c.turn for c in out.recorded} <= set(lay.snapshot().active)  # contract 6
             records = lay.enforce_budget()
@@ -66,23 +69,30 @@ def run(cfg, ops, check=True):
     return trace
 
 
-@settings(max_examples=200, deadline=None)
-@given(config, st.lists(op, max_size=60))
-def test_memory_contract_holds_for_every_policy(cfg, ops):
-    run(cfg, ops)
+every_policy = pytest.mark.parametrize("policy", sorted(POLICIES))
 
 
+@every_policy
 @settings(max_examples=60, deadline=None)
-@given(config, st.lists(op, max_size=40))
-def test_eviction_is_deterministic(cfg, ops):
+@given(cfg=config, ops=st.lists(op, max_size=60))
+def test_memory_contract_holds_for_every_policy(policy, cfg, ops):
+    run({**cfg, "policy": policy}, ops)
+
+
+@every_policy
+@settings(max_examples=20, deadline=None)
+@given(cfg=config, ops=st.lists(op, max_size=40))
+def test_eviction_is_deterministic(policy, cfg, ops):
+    cfg = {**cfg, "policy": policy}
     assert run(cfg, ops, check=False) == run(cfg, ops, check=False)  # contract 3 and 7
 
 
-@settings(max_examples=60, deadline=None)
-@given(config, st.lists(op, max_size=40), st.lists(op, max_size=10))
-def test_a_layer_rebuilt_from_its_state_continues_identically(cfg, ops, more):
+@every_policy
+@settings(max_examples=20, deadline=None)
+@given(cfg=config, ops=st.lists(op, max_size=40), more=st.lists(op, max_size=10))
+def test_a_layer_rebuilt_from_its_state_continues_identically(policy, cfg, ops, more):
     # rebuild after the prefix, then apply the rest: identical to the uninterrupted run
-    lay = MemoryLayer(MemorySettings(**cfg))
+    lay = MemoryLayer(MemorySettings(**cfg, policy=policy))
     for o in ops:
         _apply(lay, o)
     copy = MemoryLayer.from_state(lay.settings, lay.turns(), lay.citations(), lay.feedback_values(), step=lay.step)
@@ -94,7 +104,7 @@ def test_a_layer_rebuilt_from_its_state_continues_identically(cfg, ops, more):
 def _apply(lay, o):
     kind = o[0]
     if kind == "turn":
-        t = lay.add_turn("user", o[1])
+        t = lay.add_turn(o[3], o[1])
         lay.cite(o[2], answer_turn=t.number)
         return lay.enforce_budget()
     if o[1] > lay.step:

@@ -20,7 +20,7 @@ from assistant.models import local_model
 from assistant.config import current
 from assistant.errors import ContextTooLong, ServerUnreachable
 from assistant.models.llm import LLMClient, LLMConfig, make_llm
-from assistant.models.tokens import LocalTokenCounter
+from assistant.runtime import token_counter
 
 pytestmark = pytest.mark.llm
 
@@ -74,12 +74,15 @@ def test_gbnf_grammar_constrains_ids(client):
     assert isinstance(ids, list) and set(ids) <= set(OFFERED)
 
 
-def test_token_counts_are_exact_and_from_the_model(client):
-    counter = LocalTokenCounter()
+def test_token_counts_are_exact_and_the_servers_own(client):
+    """The app counts in-process with the GGUF's tokenizer; the server it answers from agrees."""
+    counter = token_counter(client)
     assert counter.exact and "exact" in counter.describe()
-    text = "Eviction as estimation: a fixed-lag smoothing view."
-    n = counter.count(text)
-    assert n == len(local_model.ensure_server().tokenize(text)) and n > 5
+    server = local_model.ensure_server()
+    for text in ("Eviction as estimation: a fixed-lag smoothing view.", "Où est la gare ? 東京 🚄 ok",
+                 "a <|im_start|> marker and code: def f(x): return x**2"):
+        n = counter.count(text)
+        assert n == len(server.tokenize(text)) == server.count_tokens(text) and n > 5, text
     assert counter.count("") == 0
 
 

@@ -1,8 +1,11 @@
-"""Token counts with the tokenizer of the model in use (``assistant.models.model_tokens``).
+"""Token counts with the tokenizer of the model in use (``assistant.runtime.token_counter``: each
+model's profile says which).
 
-Without a model: which counter each backend gets, and a compatible server's ``/tokenize`` over a
-real local HTTP server. Marked ``llm``: the embedded model's own counts checked against the prompt
-token counts the model itself reports (``usage.prompt_tokens``).
+Without a model: which counter each backend gets, a compatible server's ``/tokenize`` over a real
+local HTTP server, the embedded model's own tokenizer read from its GGUF file (no server), and the
+terminal's and the sidebar's imports of one file storing the same counts. Marked ``llm``: the
+embedded model's own counts checked against the prompt token counts the model itself reports
+(``usage.prompt_tokens``).
 """
 
 from __future__ import annotations
@@ -13,13 +16,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from assistant.models import local_model
-from assistant.models.llm import LLMConfig, make_llm
 from assistant import runtime
-from assistant.models.tokens import LocalTokenCounter
-from assistant.models.model_tokens import CachedCounter, ServerTokenCounter, exact_counter
+from assistant.config import LOCAL_MODEL_ALIAS
+from assistant.errors import LLMError
+from assistant.models import embedded, local_model
+from assistant.models.llm import LLMConfig, make_llm
+from assistant.models.model_tokens import CachedCounter, ServerTokenCounter
+from assistant.models.tokens import make_token_counter
 from bench.fakes.embedder import HashEmbedder
 from bench.fakes.llm import FakeLLM
+
+# texts whose SmolLM2 and cl100k counts differ (so a check that they match can fail)
+TEXTS = ["My cat is called Miso.", "Où est la gare ? 東京 🚄 ok",
+         "I'm flying to Lisbon on May 3rd, seat 14C.", "def f(x):\n    return x ** 2  # squares"]
 
 
 def service_counter(llm, db_url):
@@ -84,11 +93,11 @@ def test_the_embedded_model_counts_what_it_receives():
     tokens (the same messages with empty contents)."""
     local_model.stop_server()
     llm = make_llm(LLMConfig(backend="local"))
-    counter = exact_counter(llm, LocalTokenCounter)
+    counter = runtime.token_counter(llm)
     assert counter.exact and "own tokenizer" in counter.describe()
     try:
         sdk = llm._client()
-        texts = ["My cat is called Miso.", "Où est la gare ? 東京 🚄 ok", "I'm flying to Lisbon on May 3rd, seat 14C."]
+        texts = TEXTS[:3]
 
         def prompt_tokens(messages) -> int:
             r = sdk.chat.completions.create(model=llm.model, messages=messages, max_tokens=1, temperature=0)
@@ -103,3 +112,46 @@ def test_the_embedded_model_counts_what_it_receives():
         assert prompt_tokens(turns) == template_only + sum(counter.count(t) for t in texts)
     finally:
         local_model.stop_server()
+
+
+def test_the_embedded_model_is_counted_with_its_own_tokenizer_without_its_server():
+    """Nothing configured: the counter is SmolLM2's own tokenizer, read from the GGUF file in this
+    process; counting starts no model server (the first message is stored without waiting for it)."""
+    local_model.stop_server()
+    counter = runtime.token_counter()
+    assert counter.exact and counter.name == f"{LOCAL_MODEL_ALIAS} tokenizer"
+    assert "own tokenizer" in counter.describe()
+    counts = [counter.count(t) for t in TEXTS]
+    assert all(n > 0 for n in counts) and counter.count("") == 0
+    assert counts != [make_token_counter(LOCAL_MODEL_ALIAS).count(t) for t in TEXTS]  # not cl100k's
+    assert local_model._server is None
+
+
+def test_an_unreadable_model_file_is_a_clear_error(tmp_path):
+    junk = tmp_path / "broken.gguf"
+    junk.write_bytes(b"not a gguf file")
+    with pytest.raises(LLMError, match="tokenizer could not be read"):
+        embedded.GGUFTokenCounter(junk).count("hello")
+
+
+def test_the_terminal_and_the_sidebar_import_a_file_at_the_same_token_counts(tmp_path):
+    """With the embedded model, `lagmem import` and the sidebar's import of one file store the same
+    token counts (the model's own) and the same default budget."""
+    from cli import main as cli
+    from web.sidebar import import_text
+
+    saved = tmp_path / "c.jsonl"
+    saved.write_text("".join(json.dumps({"role": ("user", "assistant")[i % 2], "content": t}) + "\n"
+                             for i, t in enumerate(TEXTS)), encoding="utf-8")
+    term = f"sqlite:///{tmp_path / 'terminal.db'}"
+    assert cli.main(["import", str(saved), "--db", term]) == 0
+    svc = runtime.get_service(f"sqlite:///{tmp_path / 'app.db'}", embedder=HashEmbedder())
+    conv, message = import_text(svc, saved.read_text(encoding="utf-8"), "c.jsonl")
+    assert conv is not None, message
+
+    from_terminal = runtime.get_store(term).layer(1).turns()
+    from_sidebar = svc.store.layer(conv).turns()
+    assert [t.tokens for t in from_terminal] == [t.tokens for t in from_sidebar] == [svc.counter.count(t) for t in TEXTS]
+    assert [t.tokens for t in from_terminal] != [make_token_counter(LOCAL_MODEL_ALIAS).count(t) for t in TEXTS]
+    budgets = runtime.get_store(term).conversation(1).budget, svc.store.conversation(conv).budget
+    assert budgets == (embedded.DEFAULT_BUDGET, embedded.DEFAULT_BUDGET)

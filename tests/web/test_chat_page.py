@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from assistant.answering.answer import answer_cap
 from assistant import runtime
 from assistant.errors import ServerUnreachable
+from assistant.models import embedded
 from web.views import load_view
 from memory.policies import POLICIES
 from memory.types import MemorySettings
@@ -207,7 +208,7 @@ def test_the_policy_box_shows_names_and_the_descriptions_are_in_its_help(svc):
 
 
 def test_new_and_imported_conversations_share_one_default_budget(svc):
-    svc.store.default_settings = MemorySettings(budget=runtime.LOCAL_DEFAULT_BUDGET)  # as with the embedded model
+    svc.store.default_settings = MemorySettings(budget=embedded.DEFAULT_BUDGET)  # as with the embedded model
     at = app()
     button(at, "New conversation")[0].click().run()
     new = svc.store.conversation(at.session_state["conv_id"])
@@ -215,7 +216,7 @@ def test_new_and_imported_conversations_share_one_default_budget(svc):
     assert not at.exception
     imported = svc.store.conversation(at.session_state["conv_id"])
     assert imported.id != new.id
-    assert imported.budget == new.budget == runtime.LOCAL_DEFAULT_BUDGET
+    assert imported.budget == new.budget == embedded.DEFAULT_BUDGET
 
 
 # ----- what the answer says ---------------------------------------------------------------------
