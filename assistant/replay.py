@@ -9,7 +9,7 @@ whole or not at all, written in short chunks by ``assistant.importer``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from memory import transcript as T
 from memory.layer import MemoryLayer
@@ -26,18 +26,7 @@ DEFAULTS = MemorySettings()
 def settings_from(header: dict, *, budget=None, lag=None, policy=None, defaults: MemorySettings = DEFAULTS) -> MemorySettings:
     """Flags beat the file's header, which beats ``defaults`` (the app passes its store's, so an
     imported file without a header gets the same budget as a new conversation)."""
-    base = MemorySettings(
-        budget=header.get("budget", defaults.budget),
-        lag=header.get("lag", defaults.lag),
-        policy=header.get("policy", defaults.policy),
-        low_watermark=float(header.get("low_watermark", defaults.low_watermark)),
-        pin_share=float(header.get("pin_share", defaults.pin_share)),
-        policy_params=dict(header.get("policy_params", {})),
-    )
-    changes = {k: v for k, v in (("budget", budget), ("lag", lag), ("policy", policy)) if v is not None}
-    if "policy" in changes and changes["policy"] != base.policy:
-        changes["policy_params"] = {}  # parameters belong to the policy they were written for
-    return replace(base, **changes)
+    return MemorySettings.from_dict(header, defaults=defaults).override(budget=budget, lag=lag, policy=policy)
 
 
 @dataclass
@@ -150,15 +139,12 @@ def replay(
     lock held only for short chunks. ``timeline``: take a snapshot per turn (O(turns) each), which
     only the replay's printed timeline needs; by default a replay does and an import does not."""
     timeline = not atomic if timeline is None else timeline
+    fresh = MemoryLayer(settings)
     log = ReplayLog(
         settings={
-            "budget": settings.budget,
-            "lag": settings.lag,
-            "effective_lag": MemoryLayer(settings).lag,
-            "policy": settings.policy,
-            "policy_params": MemoryLayer(settings).policy.params(),
-            "low_watermark": settings.low_watermark,
-            "pin_share": settings.pin_share,
+            **settings.to_dict(),
+            "policy_params": fresh.policy.params(),  # every parameter in force, defaults included
+            "effective_lag": fresh.lag,
             "tokens": counter.name,
             "tokens_exact": counter.exact,
         }

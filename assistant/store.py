@@ -233,8 +233,7 @@ class MemoryStore:
         """Change budget/lag/policy; the new budget is enforced at once (and recorded)."""
         MemoryLayer(settings)
         with self.transaction(conv_id, owner=owner) as tx:
-            values = dict(budget=settings.budget, lag=settings.lag, policy=settings.policy, low_watermark=settings.low_watermark,
-                          pin_share=settings.pin_share, policy_params=dict(settings.policy_params))
+            values = settings.to_dict()
             if auto_restore is not None:
                 values["auto_restore"] = auto_restore
             tx.update(**values)
@@ -345,10 +344,9 @@ class MemoryStore:
         with Session(self.reader) as s:
             conv = repo.get_conversation(s, conv_id, owner=owner)
             settings = repo.settings_of(conv)
-            header = {"lagmem": T.FORMAT_VERSION, "title": conv.title, "budget": settings.budget, "lag": settings.lag,
-                      "policy": settings.policy, "low_watermark": settings.low_watermark, "pin_share": settings.pin_share}
-            if settings.policy_params:
-                header["policy_params"] = settings.policy_params
+            header = {"lagmem": T.FORMAT_VERSION, "title": conv.title, **settings.to_dict()}
+            if not settings.policy_params:
+                del header["policy_params"]  # a header names parameters only when some are set
             cites = repo.load_answer_cites(s, conv_id)
             events: dict[int, list[T.EventLine]] = {}
             for e in repo.load_events(s, conv_id):

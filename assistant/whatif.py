@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from memory import transcript as T
 from memory.layer import MemoryLayer
@@ -184,11 +184,7 @@ def load(store, conv_id: int, owner: str | None = None) -> Recording:
 
 def settings_for(base: MemorySettings, *, policy=None, budget=None, lag=None, low_watermark=None) -> MemorySettings:
     """``base`` with some values changed (validated); another policy starts from its own defaults."""
-    changes = {k: v for k, v in (("policy", policy), ("budget", budget), ("lag", lag), ("low_watermark", low_watermark))
-               if v is not None}
-    if changes.get("policy", base.policy) != base.policy:
-        changes["policy_params"] = {}  # parameters belong to the policy they were written for
-    out = replace(base, **changes)
+    out = base.override(policy=policy, budget=budget, lag=lag, low_watermark=low_watermark)
     MemoryLayer(out)  # refuses an unknown policy or bad parameters now, with its message
     return out
 

@@ -1,8 +1,8 @@
 """Scoring a saved conversation by replaying it through the product, as ``lagmem replay FILE`` does.
 
 ``kept`` stores the conversation in a fresh SQLite file through ``assistant.replay.replay`` (the
-same units of work, token counter and need priors as the app: each turn's prior is computed from
-its text by the shipped estimator when it is stored), then reads back which citations the store
+same units of work and need priors as the app: each turn's prior is computed from its text by the
+shipped estimator when it is stored; the token counter is the caller's), then reads back which citations the store
 recorded. A need (an answer citing a fact) was met when its citation was recorded: the layer drops
 the citation of a turn that is not in memory (``MemoryLayer.cite``), so "recorded" is exactly "the
 fact was in memory when the answer needed it". The replay skips only the per-turn timeline

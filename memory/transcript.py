@@ -36,7 +36,6 @@ HEADER_KEYS = {
     "policy_params": dict,
     "model": str,
 }
-SETTING_KEYS = ("budget", "lag", "policy", "low_watermark", "pin_share", "policy_params")
 TURN_KEYS = {"role", "content", "cites", "reply_to"}
 MAX_LINE_CHARS = 8_000_000
 MAX_FILE_CHARS = 64_000_000  # a whole file: bounded work and memory per import
@@ -105,7 +104,7 @@ def _check_header(obj: dict, line: int) -> dict:
     # every setting checked for range here, at the edge, with the line number: the same checks
     # the memory layer makes (MemorySettings, the policy's declared parameter ranges)
     try:
-        MemorySettings(**{k: obj[k] for k in SETTING_KEYS if k in obj})
+        MemorySettings.from_dict(obj)
         make_policy(obj.get("policy", "measured"), **obj.get("policy_params", {}))
     except ValueError as exc:
         raise TranscriptError(line, str(exc)) from None

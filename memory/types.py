@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from numbers import Integral, Real
 from typing import Literal
 
@@ -145,6 +146,55 @@ class MemorySettings:
             raise ValueError(f"low_watermark must be in (0, 1], got {number_text(self.low_watermark)}")
         if not 0.0 <= self.pin_share <= 1.0:
             raise ValueError(f"pin_share must be in [0, 1], got {number_text(self.pin_share)}")
+
+    # ----- (de)serialising: the one place the settings become plain data and back ----------------
+    def to_dict(self) -> dict:
+        """The settings as plain data, in field order (``SETTING_KEYS``): a file's header, a
+        conversation row's columns, JSON. ``policy_params`` is a copy."""
+        out = {key: getattr(self, key) for key in SETTING_KEYS}
+        out["policy_params"] = dict(self.policy_params)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping, *, defaults: MemorySettings | None = None) -> MemorySettings:
+        """Settings from plain data (a file's header, a row's columns); other keys (a header's
+        title) are ignored. A key it lacks comes from ``defaults``, except that ``policy_params``
+        does only when the policy is ``defaults``' own (parameters belong to the policy they were
+        written for). Checked as ``MemorySettings`` checks; the shares come out as floats."""
+        base = defaults if defaults is not None else cls()
+        values = {key: data[key] for key in SETTING_KEYS if key in data}
+        if "policy_params" not in values:
+            same = values.get("policy", base.policy) == base.policy
+            values["policy_params"] = dict(base.policy_params) if same else {}
+        else:
+            values["policy_params"] = _copy(values["policy_params"])
+        settings = replace(base, **values)  # checks types and ranges before float() below
+        return replace(settings, low_watermark=float(settings.low_watermark), pin_share=float(settings.pin_share))
+
+    def override(self, **changes) -> MemorySettings:
+        """These settings with ``changes`` (a value of None keeps the current one). Another policy
+        starts from its own default parameters unless ``policy_params`` is among the changes."""
+        unknown = set(changes) - set(SETTING_KEYS)
+        if unknown:
+            raise ValueError(f"unknown setting {sorted(unknown)[0]!r}; the settings are {', '.join(SETTING_KEYS)}")
+        changes = {key: value for key, value in changes.items() if value is not None}
+        if changes.get("policy", self.policy) != self.policy and "policy_params" not in changes:
+            changes["policy_params"] = {}
+        return replace(self, **changes)
+
+    @classmethod
+    def of(cls, row) -> MemorySettings:
+        """The settings an object carries as attributes of the same names (a conversation row)."""
+        return cls.from_dict({key: getattr(row, key) for key in SETTING_KEYS})
+
+
+def _copy(params):
+    """A dict's copy (so settings never share a caller's mutable dict); anything else as it is, for
+    ``MemorySettings`` to refuse with its message."""
+    return dict(params) if isinstance(params, dict) else params
+
+
+SETTING_KEYS: tuple[str, ...] = tuple(f.name for f in fields(MemorySettings))
 
 
 MAX_BUDGET = 1_000_000_000

@@ -34,14 +34,7 @@ class NotFound(LookupError):
 
 
 def settings_of(conv: Conversation) -> MemorySettings:
-    return MemorySettings(
-        budget=conv.budget,
-        lag=conv.lag,
-        policy=conv.policy,
-        low_watermark=conv.low_watermark,
-        pin_share=conv.pin_share,
-        policy_params=dict(conv.policy_params or {}),
-    )
+    return MemorySettings.of(conv)
 
 
 def create_conversation(conn, title: str, settings: MemorySettings, *, owner: str | None = None, auto_restore: bool = False,
@@ -55,12 +48,7 @@ def create_conversation(conn, title: str, settings: MemorySettings, *, owner: st
             owner=owner or None,  # "" is no owner, stored as NULL like None
             created_at=now,
             updated_at=now,
-            budget=settings.budget,
-            lag=settings.lag,
-            policy=settings.policy,
-            low_watermark=settings.low_watermark,
-            pin_share=settings.pin_share,
-            policy_params=dict(settings.policy_params),
+            **settings.to_dict(),
             auto_restore=auto_restore,
             step=0,
             version=0,

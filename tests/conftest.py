@@ -14,6 +14,10 @@ import pytest
 from bench.fakes.openai_http import FakeOpenAI
 
 CONVERSATIONS = Path(__file__).parent / "conversations"
+# The saved conversations' checked-in timelines (and the ``counter`` fixture) price turns with
+# tiktoken's cl100k_base, and the terminal prices turns with the model in use: a `lagmem` run
+# compared with them names a model tiktoken counts in cl100k (no request is sent to it).
+CL100K_MODEL_ENV = {"OPENAI_API_KEY": "sk-test", "LAGMEM_MODEL": "gpt-4"}
 pytest_plugins = ["assistant.testing.plugin"]
 
 

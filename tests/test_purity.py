@@ -3,7 +3,8 @@
 Floors (``docs/architecture.md``): ``app.py, pages/, web/`` (the web shell) and ``cli/`` (the terminal
 shell) -> ``assistant/`` (the product) -> ``memory/`` (the pure core); ``assistant/store.py`` ->
 ``storage/`` (-> memory's value types); ``bench/`` measures the product and the product never imports
-it; ``tests/`` may import anything. Only the web shell imports streamlit.
+it; ``tests/`` may import anything. Only the web shell imports streamlit. Only ``assistant/models/``
+compares backend names (every other module reads the model's profile).
 """
 
 from __future__ import annotations

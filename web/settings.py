@@ -36,9 +36,8 @@ def settings_panel(store: MemoryStore, conv_id: int) -> None:
                 help="When a question is closer to a forgotten turn than to anything in memory, bring "
                      "that turn back instead of only logging the miss.")
             if st.form_submit_button("Save settings"):
-                params = dict(conv.policy_params or {}) if policy == conv.policy else {}
-                settings = MemorySettings(budget=int(budget), lag=int(lag), policy=policy,
-                                          low_watermark=conv.low_watermark, pin_share=conv.pin_share, policy_params=params)
+                # a policy's own parameters are kept while it stays, dropped when it changes
+                settings = MemorySettings.of(conv).override(budget=int(budget), lag=int(lag), policy=policy)
                 records = store.update_settings(conv_id, settings, auto_restore=second_chance)
                 flash("Memory settings saved." + evicted_note(records), "success")
                 st.rerun()

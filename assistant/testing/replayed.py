@@ -139,8 +139,7 @@ class ReplayedMemory:
         s = self.settings
         return {
             "lagmem_timeline": SNAPSHOT_VERSION,
-            "settings": {"policy": s.policy, "budget": s.budget, "lag": self.lag, "low_watermark": s.low_watermark,
-                         "pin_share": s.pin_share},
+            "settings": {**{k: v for k, v in s.to_dict().items() if k != "policy_params"}, "lag": self.lag},
             "tokens": self.tokens_name,
             "steps": [{"step": e["step"], "tokens": e["used_tokens"], "active": e["active"], "evicted": e["evicted"]}
                       for e in self.timeline],

@@ -19,12 +19,9 @@ from memory import transcript as T
 from memory.types import MemorySettings
 from bench.fakes.llm import FakeLLM
 
+from tests.conftest import CL100K_MODEL_ENV as CL100K_MODEL
 from tests.conftest import CONVERSATIONS
 from tests.assistant.test_replay import run_cli
-
-# The checked-in timelines were priced with tiktoken's cl100k_base, and the terminal prices turns
-# with the model in use: these runs name one tiktoken counts in cl100k (no request is sent).
-CL100K_MODEL = {"OPENAI_API_KEY": "sk-test", "LAGMEM_MODEL": "gpt-4"}
 
 
 def six_turns() -> W.Recording:
