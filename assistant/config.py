@@ -42,11 +42,20 @@ STRUCTURED_MODES = ("json_schema", "json_object_schema", "none")
 
 # Every variable lagmem reads (the platform's own decide the default directories).
 VARIABLES = (
-    "LAGMEM_DATA_DIR", "LAGMEM_DATABASE_URL",
-    "OPENAI_API_KEY", "OPENAI_BASE_URL", "LAGMEM_MODEL", "LAGMEM_LLM", "LAGMEM_LLM_TIMEOUT",
-    "LAGMEM_LLM_RETRIES", "LAGMEM_STRUCTURED",
-    "LAGMEM_LOCAL_MODEL", "LAGMEM_LOCAL_N_CTX", "LAGMEM_LOCAL_THREADS",
-    "LAGMEM_EMBED_THREADS", "TIKTOKEN_CACHE_DIR",
+    "LAGMEM_DATA_DIR",
+    "LAGMEM_DATABASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "LAGMEM_MODEL",
+    "LAGMEM_LLM",
+    "LAGMEM_LLM_TIMEOUT",
+    "LAGMEM_LLM_RETRIES",
+    "LAGMEM_STRUCTURED",
+    "LAGMEM_LOCAL_MODEL",
+    "LAGMEM_LOCAL_N_CTX",
+    "LAGMEM_LOCAL_THREADS",
+    "LAGMEM_EMBED_THREADS",
+    "TIKTOKEN_CACHE_DIR",
 )
 _PLATFORM = ("HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME")
 
@@ -71,9 +80,7 @@ class LLMConfig:
         if self.backend not in BACKENDS:
             raise ValueError(f"unknown LLM backend {self.backend!r}; expected one of {BACKENDS}")
         if self.structured is not None and self.structured not in STRUCTURED_MODES:
-            raise ValueError(
-                f"unknown structured mode {self.structured!r}; expected one of {STRUCTURED_MODES}"
-            )
+            raise ValueError(f"unknown structured mode {self.structured!r}; expected one of {STRUCTURED_MODES}")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> LLMConfig:
@@ -110,24 +117,23 @@ class Config:
         data_dir = explicit_dir or Path(platformdirs.user_data_dir("lagmem", appauthor=False))
         # the rebuilt tiktoken files follow the data dir when one is named (tests name one)
         cache = read.path("TIKTOKEN_CACHE_DIR", "a directory", directory=True) or (
-            explicit_dir / "tiktoken" if explicit_dir is not None
-            else Path(platformdirs.user_cache_dir("lagmem")) / "tiktoken")
+            explicit_dir / "tiktoken"
+            if explicit_dir is not None
+            else Path(platformdirs.user_cache_dir("lagmem")) / "tiktoken"
+        )
         return cls(
             data_dir=data_dir,
-            database_url=read.database_url("LAGMEM_DATABASE_URL")
-            or f"sqlite:///{data_dir / 'lagmem.db'}",
+            database_url=read.database_url("LAGMEM_DATABASE_URL") or f"sqlite:///{data_dir / 'lagmem.db'}",
             tiktoken_cache_dir=cache,
             llm=_llm(read),
             local=LocalModelConfig(
                 model_path=read.path("LAGMEM_LOCAL_MODEL", "a GGUF model file", directory=False),
-                n_ctx=read.whole("LAGMEM_LOCAL_N_CTX", "a whole number of tokens", 1,
-                                 DEFAULT_LOCAL_N_CTX),
-                threads=read.whole("LAGMEM_LOCAL_THREADS", "a whole number of threads", 1,
-                                   DEFAULT_LOCAL_THREADS),
+                n_ctx=read.whole("LAGMEM_LOCAL_N_CTX", "a whole number of tokens", 1, DEFAULT_LOCAL_N_CTX),
+                threads=read.whole("LAGMEM_LOCAL_THREADS", "a whole number of threads", 1, DEFAULT_LOCAL_THREADS),
             ),
-            embed_threads=read.whole("LAGMEM_EMBED_THREADS",
-                                     "a whole number of threads (0: torch's default)", 0,
-                                     DEFAULT_EMBED_THREADS),
+            embed_threads=read.whole(
+                "LAGMEM_EMBED_THREADS", "a whole number of threads (0: torch's default)", 0, DEFAULT_EMBED_THREADS
+            ),
         )
 
 
@@ -155,8 +161,15 @@ def _llm(read: _Reader) -> LLMConfig:
         model = model or DEFAULT_OPENAI_MODEL
     else:
         backend = "compatible"  # model None: the client asks the server for its first model
-    return LLMConfig(backend=backend, api_key=api_key, base_url=base_url, model=model,
-                     timeout=timeout, max_retries=retries, structured=structured)
+    return LLMConfig(
+        backend=backend,
+        api_key=api_key,
+        base_url=base_url,
+        model=model,
+        timeout=timeout,
+        max_retries=retries,
+        structured=structured,
+    )
 
 
 class _Reader:
@@ -170,8 +183,7 @@ class _Reader:
         return value or None
 
     def _fail(self, name: str, what: str, value: str, why: str = "") -> ConfigError:
-        return ConfigError(f"{name} must be {what}, got {value!r}{f' ({why})' if why else ''}",
-                           variable=name)
+        return ConfigError(f"{name} must be {what}, got {value!r}{f' ({why})' if why else ''}", variable=name)
 
     def seconds(self, name: str, default: float) -> float:
         value = self.text(name)
@@ -225,8 +237,11 @@ class _Reader:
         try:
             make_url(value)
         except ArgumentError:
-            raise self._fail(name, "an SQLAlchemy database URL such as sqlite:////path/lagmem.db "
-                             "or postgresql+psycopg://user@host/db", value) from None
+            raise self._fail(
+                name,
+                "an SQLAlchemy database URL such as sqlite:////path/lagmem.db or postgresql+psycopg://user@host/db",
+                value,
+            ) from None
         return value
 
     def path(self, name: str, what: str, *, directory: bool) -> Path | None:

@@ -42,10 +42,7 @@ class NoAPIKey(LLMError):
 class ServerUnreachable(LLMError):
     """No connection could be made (server down, wrong URL, local model died)."""
 
-    default_message = (
-        "The model server could not be reached. Check OPENAI_BASE_URL and that the server is "
-        "running."
-    )
+    default_message = "The model server could not be reached. Check OPENAI_BASE_URL and that the server is running."
 
 
 class RateLimited(LLMError):
@@ -72,10 +69,7 @@ class BadResponse(LLMError):
 class LLMTimeout(LLMError):
     """The endpoint did not answer within the configured timeout."""
 
-    default_message = (
-        "The model did not answer in time. It may be overloaded; try again or raise "
-        "LAGMEM_LLM_TIMEOUT."
-    )
+    default_message = "The model did not answer in time. It may be overloaded; try again or raise LAGMEM_LLM_TIMEOUT."
 
 
 # ----- settings and storage ----------------------------------------------------------------------

@@ -69,11 +69,15 @@ def owner_from_claims(claims: Mapping) -> str:
         iss, sub = _text(claims.get("iss")), _text(claims.get("sub"))
         if not (iss and sub):
             why = "its email address is not verified" if email else "it sent no email address"
-            raise SignInRefused(f"The sign-in provider did not say who you are: {why}, and it sent no "
-                                "issuer and subject. Nothing can be shown; ask the app's operator.")
+            raise SignInRefused(
+                f"The sign-in provider did not say who you are: {why}, and it sent no "
+                "issuer and subject. Nothing can be shown; ask the app's operator."
+            )
         if "://" not in iss:
             iss = "https://" + iss  # OpenID Connect issuers are https URLs; keep the owner recognisable
         owner = f"{iss}#{sub}"
     if len(owner) > OWNER_MAX_CHARS:
-        raise SignInRefused(f"The sign-in identity is {len(owner)} characters long; at most {OWNER_MAX_CHARS} can be stored.")
+        raise SignInRefused(
+            f"The sign-in identity is {len(owner)} characters long; at most {OWNER_MAX_CHARS} can be stored."
+        )
     return owner

@@ -26,9 +26,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from memory.layer import MemoryLayer
-
 from assistant.store import MemoryStore, RowBuffer
+from memory.layer import MemoryLayer
 
 TARGET_S = 0.1  # write-lock time one chunk aims at (`lagmem bench pages` reports the longest)
 FIRST_ROWS, MAX_ROWS = 50, 5000  # a table's first chunk (before its rate is known); any chunk's cap
@@ -78,8 +77,9 @@ def _chunk(rows: list[dict], start: int, size: int) -> list[dict]:
     return rows[start:end]
 
 
-def write_import(store: MemoryStore, conv, buffer: RowBuffer, layer: MemoryLayer, dropped: int,
-                 clock=time.perf_counter) -> WriteStats:
+def write_import(
+    store: MemoryStore, conv, buffer: RowBuffer, layer: MemoryLayer, dropped: int, clock=time.perf_counter
+) -> WriteStats:
     """Write what ``buffer`` kept into the pending conversation ``conv`` (turns with their final
     state in ``layer``, turns first), then reveal it; on any failure discard the pending rows and
     re-raise. ``clock`` times the chunks."""

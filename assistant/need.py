@@ -25,16 +25,15 @@ import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
+from assistant.models.embeddings import unpack_vector
 from memory.need import NOVELTY_TURNS, ArrivalContext, content_words, model_from_dict
 from memory.need_models import NeedModel, TreeNeedModel
-
-from assistant.models.embeddings import unpack_vector
 
 MODEL_FILE = Path(__file__).with_name("need_model.json")
 SESSION_GAP = timedelta(minutes=30)
@@ -53,6 +52,7 @@ class Previous:
     def words(self) -> frozenset[str]:
         """Its content words (computed once: a transaction keeps its recent turns across turns)."""
         return content_words(self.content)
+
 
 @dataclass(frozen=True)
 class Context:
@@ -104,8 +104,13 @@ def _same_session(a: datetime | None, b: datetime | None) -> bool:
     return abs(b - a) <= SESSION_GAP
 
 
-def prior_for(content: str, previous: Sequence[Previous] = (), vector: np.ndarray | None = None,
-              now: datetime | None = None, model: Model | None = None) -> float:
+def prior_for(
+    content: str,
+    previous: Sequence[Previous] = (),
+    vector: np.ndarray | None = None,
+    now: datetime | None = None,
+    model: Model | None = None,
+) -> float:
     """The expected need of a turn arriving now after ``previous`` (oldest first).
 
     The arrival context is set directly from the previous turns (what ``ArrivalContext`` would
@@ -134,11 +139,18 @@ def vector_of(embedding: bytes | None, dim: int | None = None) -> np.ndarray | N
     return unpack_vector(embedding, dim) if embedding and load_model().uses_vectors else None
 
 
-def arrive(context: Context, content: str, now: datetime | None = None, *, embedding: bytes | None = None,
-           embedding_dim: int | None = None, **_row) -> Arrival:
+def arrive(
+    context: Context,
+    content: str,
+    now: datetime | None = None,
+    *,
+    embedding: bytes | None = None,
+    embedding_dim: int | None = None,
+    **_row,
+) -> Arrival:
     """The prior of a turn arriving ``now`` (default: now, UTC) after ``context`` (``_row``: the rest
     of the turn's row, ignored), and the context after it."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     vector = vector_of(embedding, embedding_dim)
     prior = prior_for(content, context.recent, vector, now)
     return Arrival(context.at, prior, (list(context.recent) + [Previous(content, now, vector)])[-CONTEXT_TURNS:])

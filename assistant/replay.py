@@ -11,19 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from assistant import need
+from assistant.importer import WriteStats, write_import
+from assistant.store import MemoryStore, RowBuffer, Tx
 from memory import transcript as T
 from memory.layer import MemoryLayer
 from memory.tokens import TokenCounter
 from memory.types import MemorySettings
 
-from assistant import need
-from assistant.importer import WriteStats, write_import
-from assistant.store import MemoryStore, RowBuffer, Tx
-
 DEFAULTS = MemorySettings()
 
 
-def settings_from(header: dict, *, budget=None, lag=None, policy=None, defaults: MemorySettings = DEFAULTS) -> MemorySettings:
+def settings_from(
+    header: dict, *, budget=None, lag=None, policy=None, defaults: MemorySettings = DEFAULTS
+) -> MemorySettings:
     """Flags beat the file's header, which beats ``defaults`` (the app passes its store's, so an
     imported file without a header gets the same budget as a new conversation)."""
     return MemorySettings.from_dict(header, defaults=defaults).override(budget=budget, lag=lag, policy=policy)
@@ -64,7 +65,9 @@ def _eviction_entry(r) -> dict:
     return d
 
 
-def _apply(tx: Tx, item, counter: TokenCounter, log: ReplayLog, timeline: bool = True, arrival=None, tokens=None) -> None:
+def _apply(
+    tx: Tx, item, counter: TokenCounter, log: ReplayLog, timeline: bool = True, arrival=None, tokens=None
+) -> None:
     """One line of the file through the layer; its rows go into ``tx``'s transaction. ``tokens`` and
     ``arrival`` (the need prior) may come computed before the unit of work."""
     layer = tx.layer

@@ -13,9 +13,6 @@ from __future__ import annotations
 import logging
 import threading
 
-from memory.tokens import TokenCounter
-from memory.types import MemorySettings
-
 from assistant.config import current
 from assistant.errors import ConfigError
 from assistant.models.backends import profile_for
@@ -23,6 +20,8 @@ from assistant.models.llm import make_llm
 from assistant.models.profile import profile_of
 from assistant.service import ChatService
 from assistant.store import MemoryStore, default_url, open_store
+from memory.tokens import TokenCounter
+from memory.types import MemorySettings
 
 log = logging.getLogger(__name__)
 

@@ -31,19 +31,34 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memory.tokens import TokenCounter
-from memory.types import EvictionRecord
-
-from assistant.answering.answer import (StreamCleaner, answer_cap, cap_text, clean_answer, context_messages, grounded_answer,
-                     is_question, statement_reply)
-from assistant.models.embeddings import pack_vector, unpack_vector
 from assistant import need
+from assistant.answering.answer import (
+    StreamCleaner,
+    answer_cap,
+    cap_text,
+    clean_answer,
+    context_messages,
+    grounded_answer,
+    is_question,
+    statement_reply,
+)
+from assistant.answering.notes import select_notes
 from assistant.cache import ByteCache
 from assistant.errors import AlreadyAnswered, StorageError
-from assistant.answering.notes import select_notes
+from assistant.models.embeddings import pack_vector, unpack_vector
 from assistant.models.profile import ModelProfile, profile_of
-from assistant.retrieval.step import Candidate, Miss, RetrievalConfig, RetrievalResult, app_config, find_misses, retrieve
+from assistant.retrieval.step import (
+    Candidate,
+    Miss,
+    RetrievalConfig,
+    RetrievalResult,
+    app_config,
+    find_misses,
+    retrieve,
+)
 from assistant.store import MemoryStore
+from memory.tokens import TokenCounter
+from memory.types import EvictionRecord
 
 log = logging.getLogger(__name__)
 
@@ -108,9 +123,26 @@ class ExchangeResult:
 class Exchange:
     """A running exchange: iterate ``stream()`` for the answer's text; then read ``result``."""
 
-    def __init__(self, service: "ChatService", result: ExchangeResult, message: str, vec: np.ndarray, t0: float, owner,
-                 *, context=None, budget: int | None = None):
-        self.service, self.result, self.message, self.vec, self.t0, self.owner = service, result, message, vec, t0, owner
+    def __init__(
+        self,
+        service: ChatService,
+        result: ExchangeResult,
+        message: str,
+        vec: np.ndarray,
+        t0: float,
+        owner,
+        *,
+        context=None,
+        budget: int | None = None,
+    ):
+        self.service, self.result, self.message, self.vec, self.t0, self.owner = (
+            service,
+            result,
+            message,
+            vec,
+            t0,
+            owner,
+        )
         # as the user turn's unit of work left the conversation: the answer's need context (its
         # prior is then computed without a read) and the budget (the answer's cap); None on a retry
         self.context, self.budget = context, budget
@@ -130,10 +162,19 @@ class ChatService:
     """One exchange, end to end, for the model ``llm``; what the model can do is its profile
     (``profile``, default: the one the client declares), read once here."""
 
-    def __init__(self, store: MemoryStore, llm, embedder, counter: TokenCounter, *,
-                 retrieval: RetrievalConfig | None = None, miss_threshold: float = 0.55,
-                 context_tokens: int | None = None, answer_tokens: int = 384,
-                 profile: ModelProfile | None = None):
+    def __init__(
+        self,
+        store: MemoryStore,
+        llm,
+        embedder,
+        counter: TokenCounter,
+        *,
+        retrieval: RetrievalConfig | None = None,
+        miss_threshold: float = 0.55,
+        context_tokens: int | None = None,
+        answer_tokens: int = 384,
+        profile: ModelProfile | None = None,
+    ):
         self.store, self.llm, self.embedder, self.counter = store, llm, embedder, counter
         self.profile = profile if profile is not None else profile_of(llm)
         self.retrieval = retrieval if retrieval is not None else app_config(self.profile)
@@ -156,7 +197,9 @@ class ChatService:
         if not message.strip():
             raise EmptyMessage("The message is empty: nothing was sent.")
         if len(message) > MAX_MESSAGE_CHARS:
-            raise ValueError(f"The message has {len(message):,} characters; the limit is {MAX_MESSAGE_CHARS:,}. Nothing was stored.")
+            raise ValueError(
+                f"The message has {len(message):,} characters; the limit is {MAX_MESSAGE_CHARS:,}. Nothing was stored."
+            )
         vec = self._embed(message)
         # before the unit of work, so the write lock waits for neither: the token count (it may ask
         # the model's server) and the need prior (it reads the turns before this one)
@@ -166,8 +209,14 @@ class ChatService:
             t = tx.add_turn("user", message, tokens, arrival=arrival, **row)
             evictions = tx.enforce("arrival", t.number)
             context, budget = tx.context(), tx.layer.settings.budget
-        result = ExchangeResult(conv_id, t.number, evictions=list(evictions), model=self.llm.model,
-                                tokens=self.counter.name, tokens_exact=self.counter.exact)
+        result = ExchangeResult(
+            conv_id,
+            t.number,
+            evictions=list(evictions),
+            model=self.llm.model,
+            tokens=self.counter.name,
+            tokens_exact=self.counter.exact,
+        )
         result.timings["store_user_ms"] = _ms(t0)
         return Exchange(self, result, message, vec, t0, owner, context=context, budget=budget)
 
@@ -183,7 +232,9 @@ class ChatService:
         q, _ = pending
         same_model = q.embedding and q.embedding_model == self.embedder.model_name
         vec = unpack_vector(q.embedding, q.embedding_dim) if same_model else self._embed(q.content)
-        result = ExchangeResult(conv_id, q.seq, model=self.llm.model, tokens=self.counter.name, tokens_exact=self.counter.exact)
+        result = ExchangeResult(
+            conv_id, q.seq, model=self.llm.model, tokens=self.counter.name, tokens_exact=self.counter.exact
+        )
         return Exchange(self, result, q.content, vec, time.perf_counter(), owner)
 
     def ask(self, conv_id: int, message: str, *, owner: str | None = None) -> ExchangeResult:
@@ -206,9 +257,9 @@ class ChatService:
         picked = select_notes(ex.message, active, retrieval) if grounded and is_question(ex.message) else None
         t1 = time.perf_counter()
         if picked and picked.notes:
-            answer, avec, r.answered_by = grounded_answer(self.llm, self._embed, picked.notes, ex.message,
-                                                          cap, self.counter.count, picked.sure,
-                                                          picked.required)
+            answer, avec, r.answered_by = grounded_answer(
+                self.llm, self._embed, picked.notes, ex.message, cap, self.counter.count, picked.sure, picked.required
+            )
             r.timings["ttft_ms"], r.timings["answer_ttft_ms"] = _ms(ex.t0), _ms(t1)
             yield answer
         elif grounded:
@@ -219,8 +270,9 @@ class ChatService:
             avec = self._embed(answer)
             yield answer
         else:
-            messages = context_messages(active, retrieval.cited_ids, ex.message, self.counter.count,
-                                        self.context_tokens)
+            messages = context_messages(
+                active, retrieval.cited_ids, ex.message, self.counter.count, self.context_tokens
+            )
             parts, cleaner = [], StreamCleaner()
             limit, info = min(self.answer_tokens, cap), {}
             for delta in self.llm.stream(messages, max_tokens=limit, info=info):
@@ -261,11 +313,23 @@ class ChatService:
                     r.evictions += tx.restore(m.turn, kind="auto_restore")
                     r.restored.append(m.turn)
             # every answer names the question it answers (a retry of an earlier one arrives later)
-            t = tx.add_turn("assistant", answer, tokens, arrival=arrival, model=self.llm.model, reply_to=r.user_turn,
-                            incomplete=r.cut_at is not None, **vector)
+            t = tx.add_turn(
+                "assistant",
+                answer,
+                tokens,
+                arrival=arrival,
+                model=self.llm.model,
+                reply_to=r.user_turn,
+                incomplete=r.cut_at is not None,
+                **vector,
+            )
             tx.answer_note(t.number, cut_at=r.cut_at)
-            out = tx.cite([(c.turn, c.weight) for c in retrieval.cited], offered=retrieval.offered,
-                          source=retrieval.source, answer_turn=t.number)
+            out = tx.cite(
+                [(c.turn, c.weight) for c in retrieval.cited],
+                offered=retrieval.offered,
+                source=retrieval.source,
+                answer_turn=t.number,
+            )
             r.evictions += tx.enforce("arrival", t.number)
         r.answer_turn, r.answer = t.number, answer
         r.cited = [c.turn for c in out.recorded]
@@ -278,7 +342,11 @@ class ChatService:
         return np.asarray(self.embedder.encode([text])[0], dtype=np.float32)
 
     def _vector_row(self, vec: np.ndarray) -> dict:
-        return {"embedding": pack_vector(vec), "embedding_model": self.embedder.model_name, "embedding_dim": int(vec.shape[0])}
+        return {
+            "embedding": pack_vector(vec),
+            "embedding_model": self.embedder.model_name,
+            "embedding_dim": int(vec.shape[0]),
+        }
 
     def _memory_turns(self, conv_id: int, exclude: int):
         """In-memory turns (candidates for citing), evicted turns (for misses), pinned numbers.
@@ -310,8 +378,9 @@ class ChatService:
         for row in rows:
             vec = fresh[row.seq] if row.seq in fresh else unpack_vector(row.embedding, row.embedding_dim)
             c = seen[row.seq] = Candidate(row.seq, row.role, row.content, vec)
-            self._candidates.put((conv_id, row.seq), ((row.id, row.created_at, model), c),
-                                 sys.getsizeof(row.content) + vec.nbytes + 300)
+            self._candidates.put(
+                (conv_id, row.seq), ((row.id, row.created_at, model), c), sys.getsizeof(row.content) + vec.nbytes + 300
+            )
         active, evicted, pinned = [], [], set()
         for seq, state, is_pinned, _, _ in states:
             c = seen[seq]
@@ -323,7 +392,7 @@ class ChatService:
     def _embed_many(self, texts: list[str]) -> list[np.ndarray]:
         out: list[np.ndarray] = []
         for start in range(0, len(texts), 256):
-            out += [np.asarray(v, dtype=np.float32) for v in self.embedder.encode(texts[start:start + 256])]
+            out += [np.asarray(v, dtype=np.float32) for v in self.embedder.encode(texts[start : start + 256])]
         return out
 
     def _save_vectors(self, conv_id: int, fresh: dict[int, np.ndarray]) -> None:
@@ -332,8 +401,12 @@ class ChatService:
             self.store.save_vectors(conv_id, rows)
         except StorageError as exc:
             # busy or full: the vectors are in this process's cache and are computed again later
-            log.warning("conversation %d: %d turn vectors not stored (%s); they are computed again later",
-                        conv_id, len(rows), exc)
+            log.warning(
+                "conversation %d: %d turn vectors not stored (%s); they are computed again later",
+                conv_id,
+                len(rows),
+                exc,
+            )
 
     def _budget(self, conv_id: int, owner) -> int | None:
         return self.store.conversation(conv_id, owner=owner).budget

@@ -27,32 +27,41 @@ from datetime import timedelta
 from sqlalchemy import Connection, Engine, Row, select
 from sqlalchemy.orm import Session
 
+from assistant import need
+from assistant.cache import ByteCache
+from assistant.config import default_url
+from assistant.scope import OwnerScope
+from assistant.store_errors import storage_errors as _storage_errors
 from memory import transcript as T
 from memory.layer import CiteOutcome, MemoryLayer
 from memory.types import EvictionRecord, MemorySettings, PinRefused, TurnState
 from storage import candidates, chunks, repo
 from storage.candidates import Reader
-from storage.sinks import DatabaseSink, RowBuffer, Sink
 from storage.db import make_engine, read_engine
 from storage.models import Conversation, Turn, utcnow
 from storage.repo import NotFound
+from storage.sinks import DatabaseSink, RowBuffer, Sink
 from storage.views import MemoryView, PageReader
 
-from assistant.cache import ByteCache
-from assistant import need
-from assistant.config import default_url
-from assistant.scope import OwnerScope
-from assistant.store_errors import storage_errors as _storage_errors
-
-__all__ = ["MemoryStore", "MemoryView", "NotFound", "OwnerScope", "PageReader", "Reader", "RowBuffer", "Tx", "default_url",
-           "open_store"]
+__all__ = [
+    "MemoryStore",
+    "MemoryView",
+    "NotFound",
+    "OwnerScope",
+    "PageReader",
+    "Reader",
+    "RowBuffer",
+    "Tx",
+    "default_url",
+    "open_store",
+]
 
 
 # per process; a layer's RAM per turn, rounded up from ~460 bytes traced (tracemalloc, 20,000 turns)
 LAYER_CACHE_BYTES, LAYER_BYTES_PER_STEP = 256 * 1024 * 1024, 600
 
 
-def open_store(url: str | None = None, *, migrate: bool = True) -> "MemoryStore":
+def open_store(url: str | None = None, *, migrate: bool = True) -> MemoryStore:
     """The store on the database at ``url`` (default: ``default_url()``, the environment's),
     migrated to the current schema unless ``migrate`` is false. ``close()`` it when done."""
     return MemoryStore(make_engine(url or default_url(), migrate=migrate))
@@ -60,8 +69,13 @@ def open_store(url: str | None = None, *, migrate: bool = True) -> "MemoryStore"
 
 def load_layer(s: Session | Connection, conv: Conversation | Row) -> MemoryLayer:
     """Rebuild a conversation's memory state from the database alone."""
-    return MemoryLayer.from_state(repo.settings_of(conv), repo.load_turn_states(s, conv.id),
-                                  repo.load_citations(s, conv.id), repo.load_feedback(s, conv.id), step=conv.step)
+    return MemoryLayer.from_state(
+        repo.settings_of(conv),
+        repo.load_turn_states(s, conv.id),
+        repo.load_citations(s, conv.id),
+        repo.load_feedback(s, conv.id),
+        step=conv.step,
+    )
 
 
 def _recent(rows: Iterable[tuple]) -> list[need.Previous]:
@@ -103,7 +117,9 @@ class Tx:
         """Has ``user_turn`` an answer? (An answer stores the user turn it answers: ``reply_to``.)"""
         return self.sink.answered(user_turn)
 
-    def cite(self, turns: Iterable[int | tuple[int, float]], *, offered=None, source="retrieval", answer_turn=None) -> CiteOutcome:
+    def cite(
+        self, turns: Iterable[int | tuple[int, float]], *, offered=None, source="retrieval", answer_turn=None
+    ) -> CiteOutcome:
         out = self.layer.cite(turns, offered=offered, source=source, answer_turn=answer_turn)
         self.sink.add_citations(out.recorded)
         self.dropped += out.dropped
@@ -189,7 +205,14 @@ class MemoryStore:
         self.engine.dispose()  # the store may be opened again by ``open_store``
 
     # ----- conversations -------------------------------------------------------------------
-    def create(self, title: str, settings: MemorySettings | None = None, *, owner: str | None = None, auto_restore: bool = False) -> int:
+    def create(
+        self,
+        title: str,
+        settings: MemorySettings | None = None,
+        *,
+        owner: str | None = None,
+        auto_restore: bool = False,
+    ) -> int:
         settings = settings or self.default_settings
         layer = MemoryLayer(settings)  # validates the policy name and parameters before anything is stored
         with _storage_errors(), self.engine.begin() as conn:
@@ -227,7 +250,9 @@ class MemoryStore:
         with self.reader.connect() as conn:
             return repo.any_owned(conn)
 
-    def update_settings(self, conv_id: int, settings: MemorySettings, *, auto_restore: bool | None = None, owner: str | None = None) -> list[EvictionRecord]:
+    def update_settings(
+        self, conv_id: int, settings: MemorySettings, *, auto_restore: bool | None = None, owner: str | None = None
+    ) -> list[EvictionRecord]:
         """Change budget/lag/policy; the new budget is enforced at once (and recorded)."""
         MemoryLayer(settings)
         with self._unit(conv_id, owner) as (conn, tx):
@@ -235,14 +260,16 @@ class MemoryStore:
             if auto_restore is not None:
                 values["auto_restore"] = auto_restore
             repo.update_conversation(conn, conv_id, **values)
-            tx.layer = MemoryLayer.from_state(settings, tx.layer.turns(), tx.layer.citations(), tx.layer.feedback_values(), step=tx.layer.step)
+            tx.layer = MemoryLayer.from_state(
+                settings, tx.layer.turns(), tx.layer.citations(), tx.layer.feedback_values(), step=tx.layer.step
+            )
             return tx.enforce("settings")
 
     def save_vectors(self, conv_id: int, vectors: list[tuple[int, bytes, str, int]]) -> None:
         """Store vectors (seq, packed, model, dim) of stored turns; no version bump (the memory is the same)."""
         for start in range(0, len(vectors), 500):
             with _storage_errors(), self.engine.begin() as conn:
-                candidates.set_vectors(conn, conv_id, vectors[start:start + 500])
+                candidates.set_vectors(conn, conv_id, vectors[start : start + 500])
 
     # ----- imports, written in short transactions ------------------------------------------
     def begin_import(self, title: str, settings: MemorySettings, *, owner: str | None = None) -> Row:
@@ -281,7 +308,9 @@ class MemoryStore:
         """A new turn's prior, from one read before its unit of work (no write lock held for it)."""
         with _storage_errors(), self.reader.begin() as conn:
             conv = repo.conversation_row(conn, conv_id, owner=owner)
-            context = need.Context((conv.created_at, conv.step), _recent(repo.recent_turns(conn, conv_id, need.CONTEXT_TURNS)))
+            context = need.Context(
+                (conv.created_at, conv.step), _recent(repo.recent_turns(conn, conv_id, need.CONTEXT_TURNS))
+            )
         return need.arrive(context, content, utcnow(), **row)
 
     # ----- units of work -------------------------------------------------------------------
@@ -334,10 +363,22 @@ class MemoryStore:
             conv = repo.get_conversation(s, conv_id, owner=owner)
             turns = repo.turn_rows(s, conv_id, vectors=False)
             feedback = repo.load_feedback(s, conv_id)
-            layer = MemoryLayer.from_state(repo.settings_of(conv), repo.turn_states_of(turns),
-                                           repo.load_citations(s, conv_id), feedback, step=conv.step)
-            view = MemoryView(conv, layer, turns, repo.load_evictions(s, conv_id), repo.load_events(s, conv_id),
-                              repo.load_misses(s, conv_id), feedback)
+            layer = MemoryLayer.from_state(
+                repo.settings_of(conv),
+                repo.turn_states_of(turns),
+                repo.load_citations(s, conv_id),
+                feedback,
+                step=conv.step,
+            )
+            view = MemoryView(
+                conv,
+                layer,
+                turns,
+                repo.load_evictions(s, conv_id),
+                repo.load_events(s, conv_id),
+                repo.load_misses(s, conv_id),
+                feedback,
+            )
             s.expunge_all()
         return view
 
@@ -356,23 +397,31 @@ class MemoryStore:
             for e in repo.load_events(s, conv_id):
                 kind = {"auto_restore": "restore"}.get(e.kind, e.kind)
                 if kind in T.EVENTS:
-                    events.setdefault(e.step, []).append(T.EventLine(kind, e.turn, float(e.detail) if kind == "feedback" else None))
+                    events.setdefault(e.step, []).append(
+                        T.EventLine(kind, e.turn, float(e.detail) if kind == "feedback" else None)
+                    )
             items: list = list(events.get(0, []))
             for row in repo.turn_rows(s, conv_id, vectors=False):
-                items.append(T.TurnLine(row.seq, row.role, row.content, tuple(cites.get(row.seq, ())), reply_to=row.reply_to))
+                items.append(
+                    T.TurnLine(row.seq, row.role, row.content, tuple(cites.get(row.seq, ())), reply_to=row.reply_to)
+                )
                 items.extend(events.get(row.seq, []))
         return T.Transcript(header, items)
 
-    def pending_user_turn(self, conv_id: int, *, owner: str | None = None,
-                          turn: int | None = None) -> tuple[Turn, bool] | None:
+    def pending_user_turn(
+        self, conv_id: int, *, owner: str | None = None, turn: int | None = None
+    ) -> tuple[Turn, bool] | None:
         """User turn ``turn`` (default: the last turn) when it has no answer yet (an exchange that
         failed or was cut off), with whether it is the conversation's last turn; else None.
         Answered means an assistant turn names it in ``reply_to`` (every stored answer does)."""
         with Session(self.reader, expire_on_commit=False) as s:
             repo.get_conversation(s, conv_id, owner=owner)
             last = repo.last_turn(s, conv_id)
-            q = last if turn is None else s.scalars(select(Turn).where(
-                Turn.conversation_id == conv_id, Turn.seq == turn)).first()
+            q = (
+                last
+                if turn is None
+                else s.scalars(select(Turn).where(Turn.conversation_id == conv_id, Turn.seq == turn)).first()
+            )
             if q is None or q.role != "user" or repo.answered(s, conv_id, q.seq):
                 return None
             s.expunge(q)

@@ -23,13 +23,12 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from assistant import need
 from memory import transcript as T
 from memory.layer import MemoryLayer
 from memory.policies import POLICIES
 from memory.tokens import TokenCounter
 from memory.types import EvictionRecord, MemorySettings, PinRefused, Snapshot
-
-from assistant import need
 
 POLICY_NAMES = tuple(POLICIES)  # every policy a conversation may run with, in the registry's order
 
@@ -67,8 +66,13 @@ class Miss:
     answer_turn: int | None = None
 
     def as_dict(self) -> dict:
-        return {"step": self.step, "turn": self.turn, "evicted_at": self.evicted_at, "source": self.source,
-                "answer_turn": self.answer_turn}
+        return {
+            "step": self.step,
+            "turn": self.turn,
+            "evicted_at": self.evicted_at,
+            "source": self.source,
+            "answer_turn": self.answer_turn,
+        }
 
 
 @dataclass
@@ -131,9 +135,10 @@ def from_transcript(t: T.Transcript, counter: TokenCounter, settings: MemorySett
     previous: list = []
     for item in lines:
         priors[item.number] = need.prior_for(item.content, previous)
-        previous = (previous + [need.Previous(item.content)])[-need.CONTEXT_TURNS:]
-    return Recording(settings, tuple(t.items), tokens, {}, t.header.get("title", ""), getattr(counter, "name", ""),
-                     priors=priors)
+        previous = (previous + [need.Previous(item.content)])[-need.CONTEXT_TURNS :]
+    return Recording(
+        settings, tuple(t.items), tokens, {}, t.header.get("title", ""), getattr(counter, "name", ""), priors=priors
+    )
 
 
 def from_history(layer: MemoryLayer, events: Iterable, misses: Iterable, title: str = "") -> Recording:
@@ -167,9 +172,16 @@ def from_history(layer: MemoryLayer, events: Iterable, misses: Iterable, title: 
     for t in turns:
         items.append(T.TurnLine(t.number, t.role, "", tuple(cites.get(t.number, ()))))
         items.extend(by_step.get(t.number, ()))
-    return Recording(layer.settings, tuple(items), {t.number: t.tokens for t in turns},
-                     {s: tuple(ns) for s, ns in wanted.items()}, title, "", layer.snapshot(),
-                     priors={t.number: t.prior for t in turns})
+    return Recording(
+        layer.settings,
+        tuple(items),
+        {t.number: t.tokens for t in turns},
+        {s: tuple(ns) for s, ns in wanted.items()},
+        title,
+        "",
+        layer.snapshot(),
+        priors={t.number: t.prior for t in turns},
+    )
 
 
 def load(store, conv_id: int, owner: str | None = None) -> Recording:
@@ -244,8 +256,19 @@ def run(
             progress(i / total)
     if progress:
         progress(1.0)
-    return WhatIf(settings, layer.lag, layer.snapshot(), evictions, misses, tokens, wanted, refused, dropped,
-                  entries, time.perf_counter() - started)
+    return WhatIf(
+        settings,
+        layer.lag,
+        layer.snapshot(),
+        evictions,
+        misses,
+        tokens,
+        wanted,
+        refused,
+        dropped,
+        entries,
+        time.perf_counter() - started,
+    )
 
 
 def _event(layer: MemoryLayer, item: T.EventLine, refused: list) -> list[EvictionRecord]:

@@ -24,7 +24,7 @@ from scipy.optimize import minimize
 from assistant.retrieval import rank_features
 from assistant.retrieval.hybrid import HybridParams, _terms, calibrate, hybrid_score, query_terms
 from assistant.retrieval.lexical import bm25_scores
-from .cites import Ask, Corpus
+from bench.cites import Ask, Corpus
 
 THRESHOLDS = tuple(round(x, 3) for x in np.arange(0.05, 0.8, 0.025))
 L2 = 1e-3  # on standardised weights, per question: keeps 14 weights tame on ~1,500 questions
@@ -40,8 +40,7 @@ def _raw(corpus: Corpus, items: Sequence[Ask], base: HybridParams) -> list[Raw]:
         q = corpus.questions[a.conv][a.question.index]
         texts = [c.content for c in cands]
         cos = np.vstack([c.vector for c in cands]).astype(np.float64) @ np.asarray(q, np.float64)
-        bm = bm25_scores(query_terms(a.question.question, texts), [_terms(t) for t in texts],
-                         base.bm25_k1, base.bm25_b)
+        bm = bm25_scores(query_terms(a.question.question, texts), [_terms(t) for t in texts], base.bm25_k1, base.bm25_b)
         x = rank_features.features(a.question.question, cos, bm, texts)
         out.append((x, cos, bm, {e - 1 for e in a.question.evidence if e <= a.at}))
     return out
@@ -85,8 +84,9 @@ def fit_weights(raw: Sequence[Raw]) -> tuple[float, ...]:
 
 
 def _cal_features(score: np.ndarray, bm: np.ndarray, cos: np.ndarray) -> np.ndarray:
-    return np.column_stack([np.ones(len(score)), score, score.max() - score, np.log1p(bm),
-                            np.full(len(score), np.log(len(score))), cos])
+    return np.column_stack(
+        [np.ones(len(score)), score, score.max() - score, np.log1p(bm), np.full(len(score), np.log(len(score))), cos]
+    )
 
 
 def _logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-3, iters: int = 30) -> np.ndarray:
@@ -121,6 +121,9 @@ def fit(corpus: Corpus, items: Sequence[Ask], base: HybridParams = HybridParams(
     scored = [(_f1(raw, replace(best, threshold=t)), t) for t in THRESHOLDS]
     f1, threshold = max(scored, key=lambda st: (st[0], -st[1]))
     best = replace(best, threshold=float(threshold))
-    return best, {"recall_at_5": round(recall_at(raw, best, 5), 4),
-                  "recall_at_20": round(recall_at(raw, best, 20), 4), "f1": round(f1, 4),
-                  "questions": len(items)}
+    return best, {
+        "recall_at_5": round(recall_at(raw, best, 5), 4),
+        "recall_at_20": round(recall_at(raw, best, 20), 4),
+        "f1": round(f1, 4),
+        "questions": len(items),
+    }

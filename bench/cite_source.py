@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 from assistant.models.embeddings import MODEL_NAME
 from assistant.retrieval.step import retrieve
-from .cites import Corpus, retriever
-from .embed_cache import embed
-from .locomo import Conversation, Question
+from bench.cites import Corpus, retriever
+from bench.embed_cache import embed
+from bench.locomo import Conversation, Question
 
 
 class LazyEmbedder:
@@ -63,7 +63,7 @@ class TalliedCites(RetrieverCites):
 
     def __init__(self, conversations: Sequence[Conversation], name: str):
         super().__init__(conversations, name)
-        from .cites import Tally
+        from bench.cites import Tally
 
         self.total, self.cats = Tally(), {}
 
@@ -78,11 +78,12 @@ class TalliedCites(RetrieverCites):
         return [(c.turn, c.weight) for c in res.cited]
 
     def summary(self) -> dict:
-        from .locomo import CATEGORIES
+        from bench.locomo import CATEGORIES
 
         out = self.total.summary()
-        out["by_category"] = {str(k): {"name": CATEGORIES.get(k, str(k)), **t.summary()}
-                              for k, t in sorted(self.cats.items())}
+        out["by_category"] = {
+            str(k): {"name": CATEGORIES.get(k, str(k)), **t.summary()} for k, t in sorted(self.cats.items())
+        }
         return out
 
 
@@ -102,6 +103,8 @@ def gain_kept(rows: Sequence[dict], reference: str = "gold") -> str:
             beaten = [p for p in BASELINES if (c, b, p) in recall and recall[(c, b, p)] > m + 1e-12]
             ref = recall.get((reference, b, "measured"), 0) - recall.get((reference, b, "fifo"), 0)
             kept = f"{(m - f) / ref:.0%}" if ref > 1e-12 else "n/a"
-            lines.append(f"  {c:<12} B={b:<5} measured {m:.3f}, fifo {f:.3f}, gain kept {kept}; "
-                         + (f"beaten by {', '.join(beaten)}" if beaten else ">= every baseline"))
+            lines.append(
+                f"  {c:<12} B={b:<5} measured {m:.3f}, fifo {f:.3f}, gain kept {kept}; "
+                + (f"beaten by {', '.join(beaten)}" if beaten else ">= every baseline")
+            )
     return "\n".join(lines)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from assistant.retrieval.step import Candidate, RetrievalConfig, retrieve
-from .locomo import CATEGORIES, Conversation, Question, app_text, place
+from bench.locomo import CATEGORIES, Conversation, Question, app_text, place
 
 KS = (5, 10, 20)
 NO_KEY_RETRIEVERS = ("embeddings", "hybrid", "local")
@@ -68,19 +68,23 @@ class Tally:
         r = self.hits / self.evidence if self.evidence else 0.0
         lat = sorted(self.latency_ms)
         return {
-            "questions": self.questions, "evidence": self.evidence,
-            "precision": round(p, 4), "recall": round(r, 4),
+            "questions": self.questions,
+            "evidence": self.evidence,
+            "precision": round(p, 4),
+            "recall": round(r, 4),
             "f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
-            "recall_at": {str(k): round(v / self.evidence, 4) if self.evidence else 0.0
-                          for k, v in self.at_k.items()},
+            "recall_at": {str(k): round(v / self.evidence, 4) if self.evidence else 0.0 for k, v in self.at_k.items()},
             "cites_per_question": round(self.cited / self.questions, 3) if self.questions else 0.0,
-            "latency_ms": {"median": round(statistics.median(lat), 2) if lat else 0.0,
-                           "p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2) if lat else 0.0},
+            "latency_ms": {
+                "median": round(statistics.median(lat), 2) if lat else 0.0,
+                "p95": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 2) if lat else 0.0,
+            },
         }
 
 
-def asks(conversations: Sequence[Conversation], seeds: Iterable[int], placement: str = "random",
-         limit: int | None = None) -> list[Ask]:
+def asks(
+    conversations: Sequence[Conversation], seeds: Iterable[int], placement: str = "random", limit: int | None = None
+) -> list[Ask]:
     """Every (question, placement) of the seeds, in order; ``limit``: evenly spaced subset."""
     out = []
     for seed in seeds:
@@ -108,36 +112,43 @@ class Corpus:
             self.questions.append({q.index: v for q, v in zip(c.questions, qv)})
 
 
-def run(corpus: Corpus, items: Sequence[Ask], client, config: RetrievalConfig,
-        progress: Callable[[Iterable], Iterable] = lambda x: x,
-        candidates: Callable[[Ask], Sequence[Candidate]] | None = None) -> dict:
+def run(
+    corpus: Corpus,
+    items: Sequence[Ask],
+    client,
+    config: RetrievalConfig,
+    progress: Callable[[Iterable], Iterable] = lambda x: x,
+    candidates: Callable[[Ask], Sequence[Candidate]] | None = None,
+) -> dict:
     """One retriever over the asks: overall summary plus ``by_category``."""
     total, cats = Tally(), {}
     for a in progress(items):
         cands = candidates(a) if candidates else corpus.turns[a.conv][: a.at]
         evidence = set(a.question.evidence)
         t0 = time.perf_counter()
-        res = retrieve(client, a.question.question, corpus.questions[a.conv][a.question.index], cands,
-                       (), config)
+        res = retrieve(client, a.question.question, corpus.questions[a.conv][a.question.index], cands, (), config)
         ms = (time.perf_counter() - t0) * 1000.0
         for tally in (total, cats.setdefault(a.question.category, Tally())):
             tally.add(evidence, res.cited_ids, res.ranked, ms)
     out = total.summary()
-    out["by_category"] = {str(k): {"name": CATEGORIES.get(k, str(k)), **t.summary()}
-                          for k, t in sorted(cats.items())}
+    out["by_category"] = {str(k): {"name": CATEGORIES.get(k, str(k)), **t.summary()} for k, t in sorted(cats.items())}
     return out
 
 
 def table(results: Sequence[dict]) -> str:
-    head = (f"{'retriever':<12} {'n':>5} {'prec':>6} {'recall':>6} {'F1':>6} {'R@5':>6} {'R@10':>6} "
-            f"{'R@20':>6} {'cites/q':>7} {'med ms':>8} {'p95 ms':>8}")
+    head = (
+        f"{'retriever':<12} {'n':>5} {'prec':>6} {'recall':>6} {'F1':>6} {'R@5':>6} {'R@10':>6} "
+        f"{'R@20':>6} {'cites/q':>7} {'med ms':>8} {'p95 ms':>8}"
+    )
     lines = [head]
     for r in results:
         ra = r["recall_at"]
-        lines.append(f"{r['retriever']:<12} {r['questions']:>5} {r['precision']:>6.3f} {r['recall']:>6.3f} "
-                     f"{r['f1']:>6.3f} {ra['5']:>6.3f} {ra['10']:>6.3f} {ra['20']:>6.3f} "
-                     f"{r['cites_per_question']:>7.2f} {r['latency_ms']['median']:>8.1f} "
-                     f"{r['latency_ms']['p95']:>8.1f}")
+        lines.append(
+            f"{r['retriever']:<12} {r['questions']:>5} {r['precision']:>6.3f} {r['recall']:>6.3f} "
+            f"{r['f1']:>6.3f} {ra['5']:>6.3f} {ra['10']:>6.3f} {ra['20']:>6.3f} "
+            f"{r['cites_per_question']:>7.2f} {r['latency_ms']['median']:>8.1f} "
+            f"{r['latency_ms']['p95']:>8.1f}"
+        )
     lines.append("\nby category (F1 / R@5):")
     cats = sorted({k for r in results for k in r["by_category"]}, key=int)
     lines.append(f"{'retriever':<12} " + " ".join(f"{CATEGORIES.get(int(k), k):>18}" for k in cats))
@@ -145,8 +156,7 @@ def table(results: Sequence[dict]) -> str:
         cells = []
         for k in cats:
             c = r["by_category"].get(k)
-            cells.append(f"{c['f1']:.3f} / {c['recall_at']['5']:.3f} (n={c['questions']})".rjust(18)
-                         if c else " " * 18)
+            cells.append(f"{c['f1']:.3f} / {c['recall_at']['5']:.3f} (n={c['questions']})".rjust(18) if c else " " * 18)
         lines.append(f"{r['retriever']:<12} " + " ".join(cells))
     return "\n".join(lines)
 

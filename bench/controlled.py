@@ -34,9 +34,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from bench import controlled_text as text
 from memory import transcript as T
-
-from . import controlled_text as text
 
 NEEDS_SUFFIX = ".needs.json"
 FAR = 40  # without a needs file: a citation this many steps or more after its turn is a need
@@ -87,7 +86,7 @@ def generate(seed: int, count: Callable[[str], int], settings: Settings = Settin
         users[f] = text.with_context(rng, facts[f].statement, 0.3)
     for f, a in plan.need_at.items():
         users[a - 1] = text.with_context(rng, facts[f].question, 0.3)
-    for f, a in plan.confirm_at.items():
+    for a in plan.confirm_at.values():
         if a - 1 not in users:
             users[a - 1] = text.with_context(rng, text.planning_request(rng))
     items: list = []
@@ -111,8 +110,13 @@ def generate(seed: int, count: Callable[[str], int], settings: Settings = Settin
     tokens = [count(t.content) for t in transcript.turns]
     needs = [Need(f, a) for f, a in sorted(plan.need_at.items())]
     budget = budget_for(tokens, plan.facts, needs, s.lag, s.headroom)
-    transcript.header = {"lagmem": T.FORMAT_VERSION, "title": title or f"controlled seed {seed}",
-                         "budget": budget, "lag": s.lag, "policy": "measured"}
+    transcript.header = {
+        "lagmem": T.FORMAT_VERSION,
+        "title": title or f"controlled seed {seed}",
+        "budget": budget,
+        "lag": s.lag,
+        "policy": "measured",
+    }
     return Controlled(seed, s, transcript, sorted(plan.facts), needs)
 
 
@@ -140,10 +144,16 @@ def _plan(rng: random.Random, s: Settings) -> _Plan:
             break
         if stated in busy_user:
             continue
-        needs = [a for a in range(stated + s.need_gap[0], min(stated + s.need_gap[1], steps) + 1)
-                 if a % 2 == 0 and a not in busy_answer and a - 1 not in busy_user]
-        confirms = [a for a in range(stated + s.confirm[0], stated + s.confirm[1] + 1)
-                    if a % 2 == 0 and a <= steps and a not in busy_answer and a - 1 not in busy_user]
+        needs = [
+            a
+            for a in range(stated + s.need_gap[0], min(stated + s.need_gap[1], steps) + 1)
+            if a % 2 == 0 and a not in busy_answer and a - 1 not in busy_user
+        ]
+        confirms = [
+            a
+            for a in range(stated + s.confirm[0], stated + s.confirm[1] + 1)
+            if a % 2 == 0 and a <= steps and a not in busy_answer and a - 1 not in busy_user
+        ]
         if not needs or not confirms:
             continue
         need, confirm = rng.choice(needs), rng.choice(confirms)
@@ -180,8 +190,10 @@ def budget_for(tokens: Sequence[int], facts: Sequence[int], needs: Sequence[Need
     for n in needs:
         last[n.fact] = max(last.get(n.fact, n.fact), n.answer)
     steps = len(tokens)
-    pending = max((sum(tokens[f - 1] for f, end in last.items() if f <= t < end) for t in range(1, steps + 1)), default=0)
-    window = max((sum(tokens[max(0, t - lag):t]) for t in range(1, steps + 1)), default=0)
+    pending = max(
+        (sum(tokens[f - 1] for f, end in last.items() if f <= t < end) for t in range(1, steps + 1)), default=0
+    )
+    window = max((sum(tokens[max(0, t - lag) : t]) for t in range(1, steps + 1)), default=0)
     return max(1, round(headroom * (pending + window)))
 
 
@@ -189,8 +201,13 @@ def budget_for(tokens: Sequence[int], facts: Sequence[int], needs: Sequence[Need
 def write(c: Controlled, path: Path, counter_name: str) -> None:
     """The conversation as ``path`` (the saved format) and its needs beside it."""
     path.write_text(T.write(c.transcript), encoding="utf-8")
-    meta = {"seed": c.seed, "settings": asdict(c.settings), "tokens": counter_name, "facts": c.facts,
-            "needs": [asdict(n) for n in c.needs]}
+    meta = {
+        "seed": c.seed,
+        "settings": asdict(c.settings),
+        "tokens": counter_name,
+        "facts": c.facts,
+        "needs": [asdict(n) for n in c.needs],
+    }
     needs_path(path).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
 
 

@@ -13,19 +13,100 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-NAMES = ("Clara", "Tomas", "Priya", "Jonah", "Mei", "Rafael", "Amara", "Lukas", "Sofia", "Devon", "Ingrid",
-         "Mateo", "Yuki", "Hannah", "Omar", "Beatriz", "Nikolai", "Zara", "Felix", "Leila", "Arjun", "Greta")
-RELATIONS = ("sister", "brother", "cousin", "best friend", "neighbor", "manager", "roommate", "aunt", "uncle",
-             "coworker", "mother-in-law", "son", "daughter")
-CITIES = ("Porto", "Denver", "Kyoto", "Edinburgh", "Nairobi", "Montreal", "Valencia", "Austin", "Krakow",
-          "Melbourne", "Lisbon", "Seattle", "Oslo", "Cape Town", "Bologna")
-JOBS = ("pediatric nurse", "data analyst", "high school chemistry teacher", "sous chef", "civil engineer",
-        "paralegal", "UX designer", "veterinary technician", "bookkeeper", "physical therapist")
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
+NAMES = (
+    "Clara",
+    "Tomas",
+    "Priya",
+    "Jonah",
+    "Mei",
+    "Rafael",
+    "Amara",
+    "Lukas",
+    "Sofia",
+    "Devon",
+    "Ingrid",
+    "Mateo",
+    "Yuki",
+    "Hannah",
+    "Omar",
+    "Beatriz",
+    "Nikolai",
+    "Zara",
+    "Felix",
+    "Leila",
+    "Arjun",
+    "Greta",
+)
+RELATIONS = (
+    "sister",
+    "brother",
+    "cousin",
+    "best friend",
+    "neighbor",
+    "manager",
+    "roommate",
+    "aunt",
+    "uncle",
+    "coworker",
+    "mother-in-law",
+    "son",
+    "daughter",
+)
+CITIES = (
+    "Porto",
+    "Denver",
+    "Kyoto",
+    "Edinburgh",
+    "Nairobi",
+    "Montreal",
+    "Valencia",
+    "Austin",
+    "Krakow",
+    "Melbourne",
+    "Lisbon",
+    "Seattle",
+    "Oslo",
+    "Cape Town",
+    "Bologna",
+)
+JOBS = (
+    "pediatric nurse",
+    "data analyst",
+    "high school chemistry teacher",
+    "sous chef",
+    "civil engineer",
+    "paralegal",
+    "UX designer",
+    "veterinary technician",
+    "bookkeeper",
+    "physical therapist",
+)
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-APPOINTMENTS = ("dentist", "eye exam", "physio", "dermatologist", "car service", "passport renewal",
-                "haircut", "tax advisor", "vet")
+APPOINTMENTS = (
+    "dentist",
+    "eye exam",
+    "physio",
+    "dermatologist",
+    "car service",
+    "passport renewal",
+    "haircut",
+    "tax advisor",
+    "vet",
+)
 PETS = ("beagle", "tabby cat", "parrot", "corgi", "rescue greyhound", "bearded dragon", "pair of rabbits")
 PET_NAMES = ("Biscuit", "Mochi", "Pepper", "Juniper", "Waffles", "Ziggy", "Olive", "Noodle", "Pixel")
 FOODS = ("peanuts", "shellfish", "sesame", "gluten", "dairy", "kiwi", "mustard")
@@ -33,9 +114,28 @@ CARS = ("Subaru Outback", "Honda Civic", "Tesla Model 3", "Mazda CX-5", "Toyota 
 AIRLINES = ("TAP", "Lufthansa", "Delta", "KLM", "Qantas", "Air Canada")
 THINGS = ("kitchen renovation", "wedding gifts", "new laptop", "summer trip", "moving costs", "dental work")
 WORDS = ("maple", "orbit", "falcon", "cobalt", "willow", "ember", "harbor", "quartz")
-TOPICS = ("sourdough", "houseplants", "running shoes", "podcasts", "board games", "sleep", "budgeting apps",
-          "learning Spanish", "meal prep", "photography", "jazz", "hiking trails", "stretching", "coffee",
-          "journaling", "time management", "birdwatching", "chess openings", "composting", "sci-fi novels")
+TOPICS = (
+    "sourdough",
+    "houseplants",
+    "running shoes",
+    "podcasts",
+    "board games",
+    "sleep",
+    "budgeting apps",
+    "learning Spanish",
+    "meal prep",
+    "photography",
+    "jazz",
+    "hiking trails",
+    "stretching",
+    "coffee",
+    "journaling",
+    "time management",
+    "birdwatching",
+    "chess openings",
+    "composting",
+    "sci-fi novels",
+)
 FILMS = ("The Matrix", "Spirited Away", "Arrival", "Paddington 2", "Dune", "Amelie", "Heat", "Coco")
 
 
@@ -59,71 +159,131 @@ def fact(rng: random.Random) -> Fact:
     kind = rng.randrange(10)
     name, rel, city = rng.choice(NAMES), rng.choice(RELATIONS), rng.choice(CITIES)
     if kind == 0:
-        return Fact(rng.choice((f"My {rel} {name} is moving to {city} at the end of {rng.choice(MONTHS)}.",
-                                f"Big news in the family: {name}, my {rel}, is relocating to {city}.",
-                                f"Just found out my {rel} {name} got a place in {city}, so they're moving soon.")),
-                    rng.choice((f"Where did I say my {rel} {name} is moving to?", f"Which city is {name} moving to again?")),
-                    f"your {rel} {name} is moving to {city}")
+        return Fact(
+            rng.choice(
+                (
+                    f"My {rel} {name} is moving to {city} at the end of {rng.choice(MONTHS)}.",
+                    f"Big news in the family: {name}, my {rel}, is relocating to {city}.",
+                    f"Just found out my {rel} {name} got a place in {city}, so they're moving soon.",
+                )
+            ),
+            rng.choice((f"Where did I say my {rel} {name} is moving to?", f"Which city is {name} moving to again?")),
+            f"your {rel} {name} is moving to {city}",
+        )
     if kind == 1:
         day, date, at = rng.choice(WEEKDAYS), _date(rng), _time(rng)
         appt = rng.choice(APPOINTMENTS)
-        return Fact(rng.choice((f"I booked my {appt} appointment for {day}, {date} at {at}.",
-                                f"Reminder for myself: {appt} on {date}, {at}. It took weeks to get that slot.",
-                                f"The {appt} appointment is finally set, {day} {date} at {at}.")),
-                    rng.choice((f"When is my {appt} appointment?", f"What time did I say the {appt} appointment was?")),
-                    f"your {appt} appointment is on {day}, {date} at {at}")
+        return Fact(
+            rng.choice(
+                (
+                    f"I booked my {appt} appointment for {day}, {date} at {at}.",
+                    f"Reminder for myself: {appt} on {date}, {at}. It took weeks to get that slot.",
+                    f"The {appt} appointment is finally set, {day} {date} at {at}.",
+                )
+            ),
+            rng.choice((f"When is my {appt} appointment?", f"What time did I say the {appt} appointment was?")),
+            f"your {appt} appointment is on {day}, {date} at {at}",
+        )
     if kind == 2:
         pet, pname = rng.choice(PETS), rng.choice(PET_NAMES)
-        return Fact(rng.choice((f"We adopted a {pet} last weekend and named it {pname}.",
-                                f"Meet the newest member of our household: {pname}, a {pet} from the shelter.")),
-                    rng.choice(("What's the name of the pet we adopted?", f"What did we name our new {pet}?")),
-                    f"you adopted a {pet} named {pname}")
+        return Fact(
+            rng.choice(
+                (
+                    f"We adopted a {pet} last weekend and named it {pname}.",
+                    f"Meet the newest member of our household: {pname}, a {pet} from the shelter.",
+                )
+            ),
+            rng.choice(("What's the name of the pet we adopted?", f"What did we name our new {pet}?")),
+            f"you adopted a {pet} named {pname}",
+        )
     if kind == 3:
         food = rng.choice(FOODS)
-        return Fact(rng.choice((f"Heads up, I'm seriously allergic to {food}, so no recipes with it please.",
-                                f"I should mention I can't eat {food}; I found out about the allergy last year.")),
-                    rng.choice(("What food allergy did I tell you about?", "Which ingredient did I say I'm allergic to?")),
-                    f"you are allergic to {food}")
+        return Fact(
+            rng.choice(
+                (
+                    f"Heads up, I'm seriously allergic to {food}, so no recipes with it please.",
+                    f"I should mention I can't eat {food}; I found out about the allergy last year.",
+                )
+            ),
+            rng.choice(("What food allergy did I tell you about?", "Which ingredient did I say I'm allergic to?")),
+            f"you are allergic to {food}",
+        )
     if kind == 4:
         year, car = rng.randint(2017, 2023), rng.choice(CARS)
-        return Fact(rng.choice((f"I finally bought a car, a {year} {car} with about {rng.randint(12, 90)},000 miles on it.",
-                                f"Traded in the old hatchback for a {year} {car} yesterday.")),
-                    rng.choice(("What car did I buy?", "Which model year was the car I got?")),
-                    f"you bought a {year} {car}")
+        return Fact(
+            rng.choice(
+                (
+                    f"I finally bought a car, a {year} {car} with about {rng.randint(12, 90)},000 miles on it.",
+                    f"Traded in the old hatchback for a {year} {car} yesterday.",
+                )
+            ),
+            rng.choice(("What car did I buy?", "Which model year was the car I got?")),
+            f"you bought a {year} {car}",
+        )
     if kind == 5:
         code = f"{rng.choice(AIRLINES)} {rng.randint(100, 999)}"
         date, at = _date(rng), _time(rng)
-        return Fact(rng.choice((f"My flight to {city} is {code}, leaving {date} at {at}.",
-                                f"Booked it: {code} to {city} on {date}, departure {at}.")),
-                    rng.choice(("What was my flight number?", f"When does my flight to {city} leave?")),
-                    f"your flight to {city} is {code} on {date} at {at}")
+        return Fact(
+            rng.choice(
+                (
+                    f"My flight to {city} is {code}, leaving {date} at {at}.",
+                    f"Booked it: {code} to {city} on {date}, departure {at}.",
+                )
+            ),
+            rng.choice(("What was my flight number?", f"When does my flight to {city} leave?")),
+            f"your flight to {city} is {code} on {date} at {at}",
+        )
     if kind == 6:
         job = rng.choice(JOBS)
-        return Fact(rng.choice((f"{name}, my {rel}, just started a new job as a {job}.",
-                                f"My {rel} {name} got hired as a {job} after months of searching.")),
-                    rng.choice((f"What job did my {rel} {name} get?", f"What does {name} do now?")),
-                    f"your {rel} {name} now works as a {job}")
+        return Fact(
+            rng.choice(
+                (
+                    f"{name}, my {rel}, just started a new job as a {job}.",
+                    f"My {rel} {name} got hired as a {job} after months of searching.",
+                )
+            ),
+            rng.choice((f"What job did my {rel} {name} get?", f"What does {name} do now?")),
+            f"your {rel} {name} now works as a {job}",
+        )
     if kind == 7:
         amount, thing = rng.choice((1200, 2500, 3800, 450, 900, 6000, 15000)), rng.choice(THINGS)
-        return Fact(rng.choice((f"I've set aside ${amount:,} for the {thing}, and not a cent more.",
-                                f"The budget for the {thing} is ${amount:,}; I decided that with my partner.")),
-                    rng.choice((f"How much did I budget for the {thing}?", f"What was my limit for the {thing}?")),
-                    f"your budget for the {thing} is ${amount:,}")
+        return Fact(
+            rng.choice(
+                (
+                    f"I've set aside ${amount:,} for the {thing}, and not a cent more.",
+                    f"The budget for the {thing} is ${amount:,}; I decided that with my partner.",
+                )
+            ),
+            rng.choice((f"How much did I budget for the {thing}?", f"What was my limit for the {thing}?")),
+            f"your budget for the {thing} is ${amount:,}",
+        )
     if kind == 8:
         if rng.random() < 0.5:
             code = f"{rng.choice(WORDS)}-{rng.randint(100, 999)}"
-            return Fact(f"Note for later: the new storage unit code is {code}.",
-                        rng.choice(("What was the storage unit code?", "Can you remind me of the code for the storage unit?")),
-                        f"the storage unit code is {code}")
+            return Fact(
+                f"Note for later: the new storage unit code is {code}.",
+                rng.choice(("What was the storage unit code?", "Can you remind me of the code for the storage unit?")),
+                f"the storage unit code is {code}",
+            )
         code = f"{rng.randint(10, 39)}-{rng.randint(10, 39)}-{rng.randint(10, 39)}"
-        return Fact(f"The gym locker combination they gave me is {code}, writing it here so I don't lose it.",
-                    rng.choice(("What's my gym locker combination?", "Can you remind me of the locker combination I told you?")),
-                    f"your gym locker combination is {code}")
+        return Fact(
+            f"The gym locker combination they gave me is {code}, writing it here so I don't lose it.",
+            rng.choice(
+                ("What's my gym locker combination?", "Can you remind me of the locker combination I told you?")
+            ),
+            f"your gym locker combination is {code}",
+        )
     day = rng.choice(WEEKDAYS)
-    return Fact(rng.choice((f"Our team standup moved to {day}s at {_time(rng)}, run by {name} now.",
-                            f"Starting next month my book club meets every other {day} at {name}'s place.")),
-                rng.choice((f"What day did I say the meeting with {name} is?", f"Who runs the {day} meeting now?")),
-                f"the {day} meeting with {name}")
+    return Fact(
+        rng.choice(
+            (
+                f"Our team standup moved to {day}s at {_time(rng)}, run by {name} now.",
+                f"Starting next month my book club meets every other {day} at {name}'s place.",
+            )
+        ),
+        rng.choice((f"What day did I say the meeting with {name} is?", f"Who runs the {day} meeting now?")),
+        f"the {day} meeting with {name}",
+    )
 
 
 _CONTEXT = (
@@ -157,41 +317,53 @@ def chatter(rng: random.Random) -> str:
 
 def _chatter(rng: random.Random) -> str:
     topic, film, name = rng.choice(TOPICS), rng.choice(FILMS), rng.choice(NAMES)
-    return rng.choice((
-        f"Can you recommend a few good resources on {topic}?",
-        f"I've been getting into {topic} lately. Any beginner tips?",
-        "Ugh, long day. Work was nonstop.",
-        f"Watched {film} again on {rng.choice(WEEKDAYS)}, still holds up.",
-        "What's a quick dinner I can make with what's usually in the fridge?",
-        f"Tell me a fun fact about {rng.choice(('octopuses', 'volcanoes', 'honeybees', 'the moon', 'glaciers'))}.",
-        f"Is it worth spending money on {topic}, honestly?",
-        "haha okay that makes sense",
-        f"{name} from work keeps talking about {topic}, should I try it?",
-        "How do I stay motivated when I'm tired all the time?",
-        f"Give me a recipe for {rng.randint(2, 6)} people that isn't pasta.",
-        "Thanks, that helps a lot!",
-        f"What's the difference between {topic} for beginners and for experts?",
-        "Random question: why is the sky blue?",
-        f"I might try {topic} this weekend if the weather holds.",
-        f"Can you explain how compound interest works, like I'm {rng.randint(8, 14)}?",
-        "Okay, next question.",
-        f"Do you think {rng.randint(20, 45)} minutes a day is enough to learn something new?",
-    ))
+    return rng.choice(
+        (
+            f"Can you recommend a few good resources on {topic}?",
+            f"I've been getting into {topic} lately. Any beginner tips?",
+            "Ugh, long day. Work was nonstop.",
+            f"Watched {film} again on {rng.choice(WEEKDAYS)}, still holds up.",
+            "What's a quick dinner I can make with what's usually in the fridge?",
+            f"Tell me a fun fact about {rng.choice(('octopuses', 'volcanoes', 'honeybees', 'the moon', 'glaciers'))}.",
+            f"Is it worth spending money on {topic}, honestly?",
+            "haha okay that makes sense",
+            f"{name} from work keeps talking about {topic}, should I try it?",
+            "How do I stay motivated when I'm tired all the time?",
+            f"Give me a recipe for {rng.randint(2, 6)} people that isn't pasta.",
+            "Thanks, that helps a lot!",
+            f"What's the difference between {topic} for beginners and for experts?",
+            "Random question: why is the sky blue?",
+            f"I might try {topic} this weekend if the weather holds.",
+            f"Can you explain how compound interest works, like I'm {rng.randint(8, 14)}?",
+            "Okay, next question.",
+            f"Do you think {rng.randint(20, 45)} minutes a day is enough to learn something new?",
+        )
+    )
 
 
 def planning_request(rng: random.Random) -> str:
     """A request whose answer leans on something said a few messages ago."""
-    return rng.choice((
-        "Can you help me plan the next couple of weeks?",
-        "What should I keep in mind for the days ahead?",
-        "Could you put together a short to-do list for me?",
-        "Any advice on getting organized this month?",
-        "What would you prioritize if you were me right now?",
-    ))
+    return rng.choice(
+        (
+            "Can you help me plan the next couple of weeks?",
+            "What should I keep in mind for the days ahead?",
+            "Could you put together a short to-do list for me?",
+            "Any advice on getting organized this month?",
+            "What would you prioritize if you were me right now?",
+        )
+    )
 
 
-_OPENERS = ("Sure!", "Good question.", "Happy to help.", "Here's a quick take.", "Absolutely.", "Of course.",
-            "Great idea.", "Let's see.")
+_OPENERS = (
+    "Sure!",
+    "Good question.",
+    "Happy to help.",
+    "Here's a quick take.",
+    "Absolutely.",
+    "Of course.",
+    "Great idea.",
+    "Let's see.",
+)
 _SENTENCES = (
     "Start small and build the habit before you worry about doing it perfectly.",
     "A good rule of thumb is to pick one thing, try it for two weeks, and then adjust.",
@@ -226,8 +398,14 @@ _SENTENCES = (
 )
 
 
-_ACKS = ("Thanks for letting me know.", "Oh, nice!", "Good to know.", "That's exciting.", "Got it.",
-         "Thanks for sharing that.")
+_ACKS = (
+    "Thanks for letting me know.",
+    "Oh, nice!",
+    "Good to know.",
+    "That's exciting.",
+    "Got it.",
+    "Thanks for sharing that.",
+)
 
 
 def answer(rng: random.Random, gist: str | None = None, recalled: bool = False, ack: bool = False) -> str:
@@ -235,15 +413,31 @@ def answer(rng: random.Random, gist: str | None = None, recalled: bool = False, 
     (``recalled``: to a question that asks for it); ``ack``: a reply to news the person shared."""
     parts = [rng.choice(_ACKS if ack else _OPENERS)]
     if gist is not None and recalled:
-        parts.append(rng.choice((f"You told me earlier that {gist}.", f"Going by what you said, {gist}.",
-                                 f"From our earlier conversation: {gist}.")))
+        parts.append(
+            rng.choice(
+                (
+                    f"You told me earlier that {gist}.",
+                    f"Going by what you said, {gist}.",
+                    f"From our earlier conversation: {gist}.",
+                )
+            )
+        )
     elif gist is not None:
-        parts.append(rng.choice((f"Since {gist}, I'd plan around that first.",
-                                 f"Keeping in mind that {gist}, I'd leave some room in the schedule.",
-                                 f"Noted that {gist}; I'll factor it in.")))
+        parts.append(
+            rng.choice(
+                (
+                    f"Since {gist}, I'd plan around that first.",
+                    f"Keeping in mind that {gist}, I'd leave some room in the schedule.",
+                    f"Noted that {gist}; I'll factor it in.",
+                )
+            )
+        )
     n = rng.choice((2, 3, 4, 5, 6, 7, 8, 10, 12))
     parts += rng.sample(_SENTENCES, n)
     if rng.random() < 0.4:
-        parts.append(rng.choice(("Let me know if you want more detail.", "Want me to go deeper on any of these?",
-                                 "Hope that helps!")))
+        parts.append(
+            rng.choice(
+                ("Let me know if you want more detail.", "Want me to go deeper on any of these?", "Hope that helps!")
+            )
+        )
     return " ".join(parts)

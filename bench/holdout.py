@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import locomo, need_train, protocol
+from bench import locomo, need_train, protocol
 
 BASELINES = ("fifo", "lru", "accumulate", "window", "userfirst", "largest")
 BUDGETS = (1000, 2000, 4000)
@@ -44,8 +44,16 @@ NOISES = (0, 2)
 SEEDS = (0, 1, 2, 3, 4)
 TUNE_SEEDS = (0, 1)
 PASSES = 1
-START = {"need_weight": 2.5, "need": 1.0, "need_size_power": 0.5, "prior_decay": 0.99, "background": 0.5,
-         "decay": 0.999, "density": 1.0, "lag": 4}
+START = {
+    "need_weight": 2.5,
+    "need": 1.0,
+    "need_size_power": 0.5,
+    "prior_decay": 0.99,
+    "background": 0.5,
+    "decay": 0.999,
+    "density": 1.0,
+    "lag": 4,
+}
 GRID = {  # the lag first: every other constant is then tuned at the lag it will run with
     "lag": (0, 4),
     "need_weight": (1.0, 2.5, 6.0),
@@ -115,8 +123,16 @@ def _recall(results: Sequence[protocol.QuestionResult]) -> float:
     return sum(r.kept for r in results) / pairs if pairs else 0.0
 
 
-def fit(data: str, train: Sequence[int], tables: Sequence, mapper: Callable, budgets=BUDGETS,
-        noises=NOISES, seeds=TUNE_SEEDS, progress=None) -> Fit:
+def fit(
+    data: str,
+    train: Sequence[int],
+    tables: Sequence,
+    mapper: Callable,
+    budgets=BUDGETS,
+    noises=NOISES,
+    seeds=TUNE_SEEDS,
+    progress=None,
+) -> Fit:
     """Everything fitted on ``train`` only: the need model, then the policy's constants and lag."""
     train = tuple(train)
     model, rows = need_train.train([tables[i] for i in train])
@@ -128,13 +144,15 @@ def fit(data: str, train: Sequence[int], tables: Sequence, mapper: Callable, bud
 
     def evaluate(points: list[dict]) -> list[float]:
         todo = [p for p in points if _key(p) not in cache]
-        jobs = [(data, train, measured_spec(p), b, k, tuple(seeds), priors) for p in todo for b in budgets for k in noises]
+        jobs = [
+            (data, train, measured_spec(p), b, k, tuple(seeds), priors) for p in todo for b in budgets for k in noises
+        ]
         got = list(mapper(run_job, jobs))
         if progress is not None:
             progress(len(jobs))
         per = len(budgets) * len(noises)
         for i, p in enumerate(todo):
-            cells = got[i * per:(i + 1) * per]
+            cells = got[i * per : (i + 1) * per]
             cache[_key(p)] = float(np.mean([_recall(c) for c in cells]))
             trail.append((dict(p), cache[_key(p)]))
         return [cache[_key(p)] for p in points]
@@ -180,13 +198,24 @@ def score_jobs(data: str, held: int, fitted: Fit, table, budgets=BUDGETS, noises
             for k in noises:
                 if spec.name == "oracle" and k != noises[0]:
                     continue  # the oracle ignores citations: one run serves every noise level
-                jobs.append(((held, spec.title, b, k), (data, (held,), spec, b, k, tuple(seeds), priors if with_priors else None)))
+                jobs.append(
+                    (
+                        (held, spec.title, b, k),
+                        (data, (held,), spec, b, k, tuple(seeds), priors if with_priors else None),
+                    )
+                )
     return jobs
 
 
 # ----- pooling --------------------------------------------------------------------------------
-def pool(results: dict[tuple, list], budgets=BUDGETS, noises=NOISES, folds: Sequence[int] = (),
-         n_boot: int = BOOTSTRAP, seed: int = 0) -> dict:
+def pool(
+    results: dict[tuple, list],
+    budgets=BUDGETS,
+    noises=NOISES,
+    folds: Sequence[int] = (),
+    n_boot: int = BOOTSTRAP,
+    seed: int = 0,
+) -> dict:
     """``results[(fold, policy, budget, noise)]`` -> pooled table with intervals and cell verdicts."""
     policies = list(dict.fromkeys(k[1] for k in results))
     baselines = [x for x in BASELINES if x in policies]  # the ones that ran
@@ -194,6 +223,7 @@ def pool(results: dict[tuple, list], budgets=BUDGETS, noises=NOISES, folds: Sequ
     table, cells = [], []
     for b in budgets:
         for k in noises:
+
             def get(policy: str) -> list:
                 kk = noises[0] if policy == "oracle" else k
                 return [r for f in folds for r in results[(f, policy, b, kk)]]
@@ -209,20 +239,38 @@ def pool(results: dict[tuple, list], budgets=BUDGETS, noises=NOISES, folds: Sequ
             span = boot["oracle"] - boot["fifo"]
             for p in policies:
                 gap = (boot[p] - boot["fifo"]) / np.where(span > 1e-12, span, np.nan)
-                g0 = (point[p] - point["fifo"]) / (point["oracle"] - point["fifo"]) if point["oracle"] > point["fifo"] else None
-                table.append({
-                    "budget": b, "noise": k, "policy": p, "recall": point[p],
-                    "recall_ci": [float(np.quantile(boot[p], 0.025)), float(np.quantile(boot[p], 0.975))],
-                    "gap_closed": g0,
-                    "gap_ci": [float(np.nanquantile(gap, 0.025)), float(np.nanquantile(gap, 0.975))],
-                    "questions": n, "pairs": int(ev.sum()),
-                })
+                g0 = (
+                    (point[p] - point["fifo"]) / (point["oracle"] - point["fifo"])
+                    if point["oracle"] > point["fifo"]
+                    else None
+                )
+                table.append(
+                    {
+                        "budget": b,
+                        "noise": k,
+                        "policy": p,
+                        "recall": point[p],
+                        "recall_ci": [float(np.quantile(boot[p], 0.025)), float(np.quantile(boot[p], 0.975))],
+                        "gap_closed": g0,
+                        "gap_ci": [float(np.nanquantile(gap, 0.025)), float(np.nanquantile(gap, 0.975))],
+                        "questions": n,
+                        "pairs": int(ev.sum()),
+                    }
+                )
             for f in folds:
                 r = {p: round(_recall(results[(f, p, b, noises[0] if p == "oracle" else k)]), 4) for p in policies}
                 best = max(baselines, key=lambda x: r[x])
-                cells.append({"fold": f, "budget": b, "noise": k, "measured": r["measured"],
-                              **{x: r[x] for x in baselines}, "best_baseline": best,
-                              "verdict": _verdict(r["measured"], r[best])})
+                cells.append(
+                    {
+                        "fold": f,
+                        "budget": b,
+                        "noise": k,
+                        "measured": r["measured"],
+                        **{x: r[x] for x in baselines},
+                        "best_baseline": best,
+                        "verdict": _verdict(r["measured"], r[best]),
+                    }
+                )
     wtl = {x: _wtl(cells, x) for x in (*baselines, "best_baseline")}
     return {"table": table, "cells": cells, "wins_ties_losses": wtl}
 
@@ -247,9 +295,11 @@ def format_pooled(pooled: dict) -> str:
             lines.append("")
         prev = (r["budget"], r["noise"])
         gap = "-" if r["gap_closed"] is None else f"{r['gap_closed']:.3f}"
-        lines.append(f"{r['budget']:>5} {r['noise']:>5}  {r['policy']:<34} {r['recall']:.4f}  "
-                     f"[{r['recall_ci'][0]:.3f}, {r['recall_ci'][1]:.3f}] {gap:>6}  "
-                     f"[{r['gap_ci'][0]:.3f}, {r['gap_ci'][1]:.3f}]")
+        lines.append(
+            f"{r['budget']:>5} {r['noise']:>5}  {r['policy']:<34} {r['recall']:.4f}  "
+            f"[{r['recall_ci'][0]:.3f}, {r['recall_ci'][1]:.3f}] {gap:>6}  "
+            f"[{r['gap_ci'][0]:.3f}, {r['gap_ci'][1]:.3f}]"
+        )
     lines.append("")
     lines.append("held-out cells (fold x budget x noise), measured against:")
     for x, c in pooled["wins_ties_losses"].items():

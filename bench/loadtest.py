@@ -40,8 +40,9 @@ from pathlib import Path
 from memory.types import MemorySettings
 
 SETTINGS = MemorySettings(budget=160, lag=2, policy="measured")
-WORDS = ("apple river budget lisbon piano garden orbit cable violet harbor quartz meadow "
-         "signal copper lantern falcon").split()
+WORDS = (
+    "apple river budget lisbon piano garden orbit cable violet harbor quartz meadow signal copper lantern falcon"
+).split()
 _TAG = re.compile(r"\bw(\d+)-x(\d+)\b")
 LOCKED = ("database is locked", "could not serialize", "deadlock detected")
 
@@ -67,17 +68,31 @@ def message(writer: int, j: int) -> str:
 def make_service(url: str, base_url: str, *, migrate: bool = False):
     """The real ChatService on ``url``: the OpenAI client at the fake server, hash embeddings."""
     from assistant.models.llm import LLMClient, LLMConfig
+    from assistant.models.tokens import make_token_counter
     from assistant.retrieval.step import CiteCheck, RetrievalConfig
     from assistant.service import ChatService
     from assistant.store import open_store
-    from assistant.models.tokens import make_token_counter
-    from bench.fakes.loadtest_server import MODEL
     from bench.fakes.embedder import HashEmbedder
+    from bench.fakes.loadtest_server import MODEL
 
-    llm = LLMClient(LLMConfig(backend="compatible", base_url=base_url, api_key="sk-loadtest", model=MODEL,
-                              timeout=60.0, max_retries=0, structured="json_object_schema"))
-    return ChatService(open_store(url, migrate=migrate), llm, HashEmbedder(),
-                       make_token_counter(MODEL), retrieval=RetrievalConfig(check=CiteCheck(min_similarity=None)))
+    llm = LLMClient(
+        LLMConfig(
+            backend="compatible",
+            base_url=base_url,
+            api_key="sk-loadtest",
+            model=MODEL,
+            timeout=60.0,
+            max_retries=0,
+            structured="json_object_schema",
+        )
+    )
+    return ChatService(
+        open_store(url, migrate=migrate),
+        llm,
+        HashEmbedder(),
+        make_token_counter(MODEL),
+        retrieval=RetrievalConfig(check=CiteCheck(min_similarity=None)),
+    )
 
 
 def _side_action(svc, conv: int, rng: random.Random) -> None:
@@ -158,11 +173,15 @@ def check_contract(store, conv_id: int) -> list[str]:
             records = getattr(lay, item.event)(item.turn)
         kept = {t.number for t in lay.turns() if t.pinned or lay.step - t.protected_since < lay.lag}
         if bad := {r.turn for r in records} & kept:
-            problems.append(f"conversation {conv_id}: protected or pinned turn(s) {sorted(bad)} evicted at step {lay.step}")
+            problems.append(
+                f"conversation {conv_id}: protected or pinned turn(s) {sorted(bad)} evicted at step {lay.step}"
+            )
         replayed += [r.as_dict() for r in records]
     if [(d["turn"], d["step"]) for d in replayed] != [(d["turn"], d["step"]) for d in stored]:
-        problems.append(f"conversation {conv_id}: {len(stored)} eviction records stored, a serial replay makes {len(replayed)}"
-                        " (or they differ)")
+        problems.append(
+            f"conversation {conv_id}: {len(stored)} eviction records stored, a serial replay makes {len(replayed)}"
+            " (or they differ)"
+        )
     elif replayed != stored:
         problems.append(f"conversation {conv_id}: eviction records differ from a serial replay in their details")
     live = store.layer(conv_id)
@@ -191,7 +210,9 @@ def check(store, plan: Plan, committed: dict[tuple[int, int], tuple[int, int, in
         extra = len(seqs) - len(set(seqs)) + sum(1 for q in seqs if not 1 <= q <= conv.step)
         if missing or extra:
             gaps += len(missing) + extra
-            problems.append(f"conversation {conv_id}: steps 1..{conv.step}, missing {sorted(missing)[:10]}, {extra} extra")
+            problems.append(
+                f"conversation {conv_id}: steps 1..{conv.step}, missing {sorted(missing)[:10]}, {extra} extra"
+            )
         for r in rows:
             if m := _TAG.search(r.content):
                 seen.setdefault((r.role, (int(m.group(1)), int(m.group(2)))), []).append((conv_id, r.seq))
@@ -207,8 +228,15 @@ def check(store, plan: Plan, committed: dict[tuple[int, int], tuple[int, int, in
     violations = []
     for conv_id in conversations:
         violations += check_contract(store, conv_id)
-    return {"lost": lost, "duplicated": duplicated, "gaps": gaps, "contract_violations": len(violations),
-            "turns": turns, "evictions": evictions, "problems": (problems + violations)[:50]}
+    return {
+        "lost": lost,
+        "duplicated": duplicated,
+        "gaps": gaps,
+        "contract_violations": len(violations),
+        "turns": turns,
+        "evictions": evictions,
+        "problems": (problems + violations)[:50],
+    }
 
 
 # ----- the run --------------------------------------------------------------------------------
@@ -240,7 +268,9 @@ def run(url: str, writers: int, exchanges: int, *, processes: bool = False, prog
             workers = [ctx.Process(target=run_writer, args=(plan, i, out, go), daemon=True) for i in range(writers)]
         else:
             out, go = queue_mod.Queue(), threading.Event()
-            workers = [threading.Thread(target=run_writer, args=(plan, i, out, go, svc), daemon=True) for i in range(writers)]
+            workers = [
+                threading.Thread(target=run_writer, args=(plan, i, out, go, svc), daemon=True) for i in range(writers)
+            ]
         for w in workers:
             w.start()
         report = _collect(plan, out, go, workers, progress)
@@ -248,9 +278,17 @@ def run(url: str, writers: int, exchanges: int, *, processes: bool = False, prog
             w.join(timeout=30)
         report.update(check(store, plan, report.pop("committed")))
         store.close()
-    report.update({"backend": store.engine.dialect.name, "mode": "processes" if processes else "threads",
-                   "writers": writers, "exchanges_per_writer": exchanges, "conversations": 1 + len(plan.pairs),
-                   "embeddings": "HashEmbedder (hash-bow)", "model": "local HTTP fake of the OpenAI API"})
+    report.update(
+        {
+            "backend": store.engine.dialect.name,
+            "mode": "processes" if processes else "threads",
+            "writers": writers,
+            "exchanges_per_writer": exchanges,
+            "conversations": 1 + len(plan.pairs),
+            "embeddings": "HashEmbedder (hash-bow)",
+            "model": "local HTTP fake of the OpenAI API",
+        }
+    )
     return report
 
 
@@ -277,8 +315,14 @@ def _collect(plan: Plan, out, go, workers, progress: bool) -> dict:
         if not go.is_set() and kind in ("ready", "end"):
             waiting -= 1  # a writer is ready, or gave up before it could be
             if waiting == 0:  # the clock starts when every writer is ready (process start-up excluded)
-                bar = tqdm(total=plan.writers * plan.exchanges, desc="exchanges", unit="ex",
-                           disable=not progress, file=sys.stderr, leave=False)
+                bar = tqdm(
+                    total=plan.writers * plan.exchanges,
+                    desc="exchanges",
+                    unit="ex",
+                    disable=not progress,
+                    file=sys.stderr,
+                    leave=False,
+                )
                 t0 = time.perf_counter()
                 go.set()
         if kind == "ok":
@@ -293,13 +337,16 @@ def _collect(plan: Plan, out, go, workers, progress: bool) -> dict:
     if bar is not None:
         bar.close()
     return {
-        "exchanges": len(latencies), "wall_s": round(wall, 3),
+        "exchanges": len(latencies),
+        "wall_s": round(wall, 3),
         "exchanges_per_s": round(len(latencies) / wall, 2) if wall > 0 else 0.0,
-        "p50_ms": _percentile(latencies, 50), "p99_ms": _percentile(latencies, 99),
+        "p50_ms": _percentile(latencies, 50),
+        "p99_ms": _percentile(latencies, 99),
         "max_ms": round(max(latencies, default=0.0), 2),
         "errors_shown_to_users": len(errors),
         "locked_errors": sum(1 for e in errors if any(w in e.lower() for w in LOCKED)),
-        "errors": errors[:20], "committed": committed,
+        "errors": errors[:20],
+        "committed": committed,
     }
 
 
@@ -310,12 +357,17 @@ def ok(report: dict) -> bool:
 def print_table(r: dict, out=None) -> None:
     out = out or sys.stdout
     rows = [
-        ("database", f"{r['backend']} ({r['mode']}, {r['writers']} writers x {r['exchanges_per_writer']} exchanges, "
-                     f"{r['conversations']} conversations)"),
+        (
+            "database",
+            f"{r['backend']} ({r['mode']}, {r['writers']} writers x {r['exchanges_per_writer']} exchanges, "
+            f"{r['conversations']} conversations)",
+        ),
         ("exchanges", f"{r['exchanges']} in {r['wall_s']} s = {r['exchanges_per_s']} exchanges/s"),
         ("latency", f"p50 {r['p50_ms']} ms   p99 {r['p99_ms']} ms   max {r['max_ms']} ms"),
         ("stored", f"{r['turns']} turns, {r['evictions']} eviction records"),
-        ("lost turns", r["lost"]), ("duplicated turns", r["duplicated"]), ("step gaps", r["gaps"]),
+        ("lost turns", r["lost"]),
+        ("duplicated turns", r["duplicated"]),
+        ("step gaps", r["gaps"]),
         ("contract violations", r["contract_violations"]),
         ("errors shown to users", f"{r['errors_shown_to_users']} ({r['locked_errors']} 'database is locked')"),
     ]
@@ -331,8 +383,9 @@ def cmd_loadtest(args) -> int:
     from assistant.config import default_url
 
     try:
-        report = run(args.db or default_url(), args.writers, args.exchanges, processes=args.processes,
-                     progress=not args.quiet)
+        report = run(
+            args.db or default_url(), args.writers, args.exchanges, processes=args.processes, progress=not args.quiet
+        )
     except ValueError as exc:
         raise SystemExit(f"lagmem loadtest: {exc}")
     print_table(report)
@@ -343,7 +396,8 @@ def cmd_loadtest(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "loadtest", help="N concurrent writers against one database, then check nothing was lost",
+        "loadtest",
+        help="N concurrent writers against one database, then check nothing was lost",
         description="Run N concurrent writers (threads, or processes with --processes) doing full exchanges "
         "through the real ChatService against one database, writing to shared and separate conversations; "
         "then check that no turn was lost or duplicated, step numbers have no gaps, every conversation "
@@ -351,11 +405,16 @@ def register(sub) -> None:
         "The model is a local HTTP fake of the OpenAI API (started in-process, through the real client) and "
         "embeddings are HashEmbedder (hash-bow: bag-of-words hashing, no model download), so the figures "
         "measure lagmem and its database. Use a scratch database: the run adds conversations to it. "
-        "Exit status 1 if any check fails.")
+        "Exit status 1 if any check fails.",
+    )
     p.add_argument("--writers", type=int, default=4, metavar="N", help="concurrent writers (1..64; default 4)")
     p.add_argument("--exchanges", type=int, default=20, metavar="M", help="exchanges per writer (default 20)")
-    p.add_argument("--processes", action="store_true", help="one process per writer (default: threads sharing one service)")
-    p.add_argument("--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)")
+    p.add_argument(
+        "--processes", action="store_true", help="one process per writer (default: threads sharing one service)"
+    )
+    p.add_argument(
+        "--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)"
+    )
     p.add_argument("--json", metavar="OUT", help="also write the report as JSON to this file")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_loadtest)

@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import longmemeval
+from bench import longmemeval
 
 SESSION_KEY = re.compile(r"session_(\d+)")
 EVIDENCE_ID = re.compile(r"D:?(\d+):0*(\d+)")
@@ -95,7 +95,7 @@ def app_text(conv: Conversation, turn: Turn) -> str:
     name is part of what such a transcript says, and the retrieval step's speaker feature reads it)."""
     prefix = f"{turn.speaker}: "
     if conv.kind == PERSON_ASSISTANT and turn.text.startswith(prefix):
-        return turn.text[len(prefix):]
+        return turn.text[len(prefix) :]
     return turn.text
 
 
@@ -127,9 +127,7 @@ def repair_evidence(entry: str) -> list[str]:
 def parse_conversation(item: dict) -> Conversation:
     conv = item.get("conversation", {})
     sessions = sorted(
-        (int(m.group(1)), v)
-        for k, v in conv.items()
-        if (m := SESSION_KEY.fullmatch(k)) and isinstance(v, list) and v
+        (int(m.group(1)), v) for k, v in conv.items() if (m := SESSION_KEY.fullmatch(k)) and isinstance(v, list) and v
     )
     turns: list[Turn] = []
     by_id: dict[str, int] = {}
@@ -162,12 +160,14 @@ def parse_conversation(item: dict) -> Conversation:
         questions.append(
             Question(i, int(qa.get("category", 0) or 0), ev, turns[ev[-1] - 1].session, str(qa.get("question", "")))
         )
-    return Conversation(str(item.get("sample_id", "")), turns, questions, session_end, dropped, repaired, skipped,
-                        kind=kind)
+    return Conversation(
+        str(item.get("sample_id", "")), turns, questions, session_end, dropped, repaired, skipped, kind=kind
+    )
 
 
-def load(path: str | Path, chain_seed: int = longmemeval.CHAIN_SEED,
-         per_conversation: int = longmemeval.PER_CONVERSATION) -> list[Conversation]:
+def load(
+    path: str | Path, chain_seed: int = longmemeval.CHAIN_SEED, per_conversation: int = longmemeval.PER_CONVERSATION
+) -> list[Conversation]:
     """All conversations of a LoCoMo JSON file (a list, or one conversation object), or of a
     LongMemEval file, its records chained by ``bench.longmemeval.chain`` (seed, records per
     conversation). Raises ``ValueError`` (a ``LongMemEvalError`` naming the record) on a file that

@@ -50,8 +50,7 @@ CATEGORIES = {
     "single-session-assistant": 4,
     "single-session-preference": 5,
 }
-CATEGORY_NAMES = {1: "multi-session", 2: "temporal", 3: "knowledge-update", 4: "single-session",
-                  5: "preference"}
+CATEGORY_NAMES = {1: "multi-session", 2: "temporal", 3: "knowledge-update", 4: "single-session", 5: "preference"}
 DATE_FORMAT = "%Y/%m/%d (%a) %H:%M"  # LongMemEval's: "2023/05/30 (Tue) 21:48"
 ROLES = ("user", "assistant")
 
@@ -99,8 +98,13 @@ def check_record(i: int, record) -> None:
     where = _name(i, record)
     if not isinstance(record, dict):
         raise LongMemEvalError(f"{where}: a record must be a JSON object, got {type(record).__name__}")
-    for key, kind in (("question_id", str), ("question", str), ("question_type", str),
-                      ("haystack_sessions", list), ("haystack_dates", list)):
+    for key, kind in (
+        ("question_id", str),
+        ("question", str),
+        ("question_type", str),
+        ("haystack_sessions", list),
+        ("haystack_dates", list),
+    ):
         if not isinstance(record.get(key), kind):
             got = "missing" if key not in record else f"a {type(record[key]).__name__}"
             raise LongMemEvalError(f"{where}: {key!r} must be a {'list' if kind is list else 'string'}, got {got}")
@@ -112,8 +116,9 @@ def check_record(i: int, record) -> None:
     if not all(isinstance(d, str) for d in dates):
         raise LongMemEvalError(f"{where}: haystack_dates must be strings")
     if record["question_type"] not in CATEGORIES:
-        raise LongMemEvalError(f"{where}: unknown question_type {record['question_type']!r} "
-                               f"(known: {', '.join(CATEGORIES)})")
+        raise LongMemEvalError(
+            f"{where}: unknown question_type {record['question_type']!r} (known: {', '.join(CATEGORIES)})"
+        )
     for s, session in enumerate(sessions):
         if not isinstance(session, list):
             raise LongMemEvalError(f"{where}: haystack_sessions[{s}] must be a list of turns")
@@ -146,7 +151,7 @@ def chain(records: Sequence, prefix: str = "lme", seed: int = CHAIN_SEED, per: i
         seen[qid] = i
     kept = sorted((r for r in records if not r["question_id"].endswith("_abs")), key=lambda r: r["question_id"])
     random.Random(seed).shuffle(kept)
-    return [_conversation(f"{prefix}-{k // per + 1}", kept[k:k + per]) for k in range(0, len(kept), per)]
+    return [_conversation(f"{prefix}-{k // per + 1}", kept[k : k + per]) for k in range(0, len(kept), per)]
 
 
 def _conversation(sample_id: str, records: Sequence[dict]) -> dict:
@@ -164,6 +169,13 @@ def _conversation(sample_id: str, records: Sequence[dict]) -> dict:
                     evidence.append(f"D{n}:{j}")
             conv[f"session_{n}"] = turns
             conv[f"session_{n}_date_time"] = record["haystack_dates"][s]
-        qa.append({"question": record["question"], "answer": record["answer"], "evidence": evidence,
-                   "category": CATEGORIES[record["question_type"]], "question_id": record["question_id"]})
+        qa.append(
+            {
+                "question": record["question"],
+                "answer": record["answer"],
+                "evidence": evidence,
+                "category": CATEGORIES[record["question_type"]],
+                "question_id": record["question_id"],
+            }
+        )
     return {"sample_id": sample_id, "conversation": conv, "qa": qa}

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.locomo import Conversation
 from memory.need import FEATURES, ArrivalContext, vector
-from .locomo import Conversation
 
 
 def content(turn) -> str:
     prefix = f"{turn.speaker}: "
-    return turn.text[len(prefix):] if turn.text.startswith(prefix) else turn.text
+    return turn.text[len(prefix) :] if turn.text.startswith(prefix) else turn.text
 
 
 def cache_dir() -> Path:
@@ -39,6 +39,7 @@ def embeddings(conv: Conversation, embedder=None) -> np.ndarray:
     texts = [content(t) for t in conv.turns]
     if embedder is None:
         from assistant.models.embeddings import MODEL_NAME
+
         name = MODEL_NAME
     else:
         name = embedder.model_name
@@ -48,6 +49,7 @@ def embeddings(conv: Conversation, embedder=None) -> np.ndarray:
         return np.load(path)
     if embedder is None:
         from assistant.models.embeddings import get_embedder
+
         embedder = get_embedder()
     out = np.asarray(embedder.encode(texts), dtype=np.float32)
     tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
@@ -78,4 +80,3 @@ def table(conv: Conversation, emb: np.ndarray) -> TurnTable:
     evidence = {e for q in conv.questions for e in q.evidence}
     y = np.array([1.0 if t.number in evidence else 0.0 for t in conv.turns])
     return TurnTable(conv.sample_id, np.array(rows), emb.astype(np.float64), y)
-

@@ -24,11 +24,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from bench import need_data
+from bench.locomo import Conversation
+from bench.need_data import TurnTable
 from memory.need import FEATURES
 from memory.need_models import NeedModel, Tree, TreeNeedModel
-from . import need_data
-from .locomo import Conversation
-from .need_data import TurnTable
 
 NOVELTY = ("log_new_words", "frac_new")
 SIMILARITY = ("sim_prev", "sim_recent_question")
@@ -63,8 +63,15 @@ def _stack(tables: Sequence[TurnTable], names: Sequence[str]) -> tuple[np.ndarra
 def fit(tables: Sequence[TurnTable], spec: dict, meta: dict | None = None) -> NeedModel | TreeNeedModel:
     names = FEATURE_SETS[spec["features"]]
     X, y = _stack(tables, names)
-    meta = {"model": label(spec), **spec, "feature_set": spec["features"], "trained_on": [t.sample_id for t in tables],
-            "turns": int(len(y)), "evidence_rate": float(y.mean()), **(meta or {})}
+    meta = {
+        "model": label(spec),
+        **spec,
+        "feature_set": spec["features"],
+        "trained_on": [t.sample_id for t in tables],
+        "turns": int(len(y)),
+        "evidence_rate": float(y.mean()),
+        **(meta or {}),
+    }
     if spec["kind"] == "logistic":
         return _logistic(X, y, names, spec["C"], meta)
     return _trees(X, y, names, spec, meta)
@@ -77,16 +84,29 @@ def _logistic(X, y, names, C: float, meta: dict) -> NeedModel:
     scale = X.std(0)
     scale[scale == 0] = 1.0
     m = LogisticRegression(C=C, max_iter=5000).fit((X - mean) / scale, y)
-    return NeedModel(names, tuple(mean.tolist()), tuple(scale.tolist()), tuple(m.coef_[0].tolist()),
-                     float(m.intercept_[0]), (), VERSION, meta)
+    return NeedModel(
+        names,
+        tuple(mean.tolist()),
+        tuple(scale.tolist()),
+        tuple(m.coef_[0].tolist()),
+        float(m.intercept_[0]),
+        (),
+        VERSION,
+        meta,
+    )
 
 
 def boosted(spec: dict):
     """The scikit-learn estimator a ``trees`` candidate fits (the tests compare against it)."""
     from sklearn.ensemble import GradientBoostingClassifier
 
-    return GradientBoostingClassifier(n_estimators=spec["trees"], max_depth=spec["depth"], learning_rate=spec["rate"],
-                                      subsample=SUBSAMPLE, random_state=0)
+    return GradientBoostingClassifier(
+        n_estimators=spec["trees"],
+        max_depth=spec["depth"],
+        learning_rate=spec["rate"],
+        subsample=SUBSAMPLE,
+        random_state=0,
+    )
 
 
 def export_trees(m, names: Sequence[str], meta: dict | None = None) -> TreeNeedModel:
@@ -95,11 +115,18 @@ def export_trees(m, names: Sequence[str], meta: dict | None = None) -> TreeNeedM
     trees = []
     for est in m.estimators_[:, 0]:
         t = est.tree_
-        trees.append(Tree(tuple(int(f) for f in t.feature), tuple(float(v) for v in t.threshold),
-                          tuple(int(c) for c in t.children_left), tuple(int(c) for c in t.children_right),
-                          tuple(float(v) for v in t.value[:, 0, 0])))
-    return TreeNeedModel(tuple(names), math.log(prior / (1.0 - prior)), float(m.learning_rate), tuple(trees),
-                         VERSION, dict(meta or {}))
+        trees.append(
+            Tree(
+                tuple(int(f) for f in t.feature),
+                tuple(float(v) for v in t.threshold),
+                tuple(int(c) for c in t.children_left),
+                tuple(int(c) for c in t.children_right),
+                tuple(float(v) for v in t.value[:, 0, 0]),
+            )
+        )
+    return TreeNeedModel(
+        tuple(names), math.log(prior / (1.0 - prior)), float(m.learning_rate), tuple(trees), VERSION, dict(meta or {})
+    )
 
 
 def _trees(X, y, names, spec: dict, meta: dict) -> TreeNeedModel:
@@ -115,10 +142,12 @@ def predict(model, table: TurnTable) -> np.ndarray:
 def scores(y: np.ndarray, p: np.ndarray) -> dict:
     from sklearn.metrics import log_loss, roc_auc_score
 
-    return {"auc": float(roc_auc_score(y, p)) if 0 < y.sum() < len(y) else None,
-            "log_loss": float(log_loss(y, np.clip(p, 1e-9, 1 - 1e-9), labels=[0, 1])),
-            "mean_p_evidence": float(p[y == 1].mean()) if y.sum() else None,
-            "mean_p_other": float(p[y == 0].mean()) if (y == 0).sum() else None}
+    return {
+        "auc": float(roc_auc_score(y, p)) if 0 < y.sum() < len(y) else None,
+        "log_loss": float(log_loss(y, np.clip(p, 1e-9, 1 - 1e-9), labels=[0, 1])),
+        "mean_p_evidence": float(p[y == 1].mean()) if y.sum() else None,
+        "mean_p_other": float(p[y == 0].mean()) if (y == 0).sum() else None,
+    }
 
 
 def cross_fit(tables: Sequence[TurnTable], spec: dict) -> list[np.ndarray]:
@@ -160,12 +189,16 @@ def train(tables: Sequence[TurnTable]) -> tuple[NeedModel | TreeNeedModel, list[
 
 def format_rows(rows: Sequence[dict], pick: dict | None = None) -> str:
     width = max(len(r["model"]) for r in rows)
-    lines = [f"{'model':<{width}}  {'auc':>6}  {'log_loss':>8}  {'p|evid':>6}  {'p|other':>7}  auc per held-out conversation"]
+    lines = [
+        f"{'model':<{width}}  {'auc':>6}  {'log_loss':>8}  {'p|evid':>6}  {'p|other':>7}  auc per held-out conversation"
+    ]
     for r in rows:
         mark = "  <- chosen" if pick is not None and r["model"] == pick["model"] else ""
         per = " ".join(f"{a:.3f}" for a in r["auc_per_conversation"])
-        lines.append(f"{r['model']:<{width}}  {r['auc']:.3f}  {r['log_loss']:>8.4f}  "
-                     f"{r['mean_p_evidence']:.3f}  {r['mean_p_other']:>7.3f}  {per}{mark}")
+        lines.append(
+            f"{r['model']:<{width}}  {r['auc']:.3f}  {r['log_loss']:>8.4f}  "
+            f"{r['mean_p_evidence']:.3f}  {r['mean_p_other']:>7.3f}  {per}{mark}"
+        )
     return "\n".join(lines)
 
 

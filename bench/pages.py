@@ -25,8 +25,8 @@ import os
 import sqlite3
 import statistics
 import sys
-import threading
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -86,9 +86,9 @@ def _probe(path: str, stop: threading.Event, waits: list[float]) -> None:
 
 
 def import_size(url: str, turns: int) -> dict:
+    from assistant.models.tokens import make_token_counter
     from assistant.replay import replay, settings_from
     from assistant.store import open_store
-    from assistant.models.tokens import make_token_counter
     from memory import transcript as T
 
     text = saved_file(turns)
@@ -106,11 +106,18 @@ def import_size(url: str, turns: int) -> dict:
         stop.set()
         probe.join()
         store.close()
-    return {"turns": turns, "bytes": len(text.encode()), "conversation": log.conversation_id,
-            "import_s": round(seconds, 3), "import_s_per_1000": round(seconds / turns * 1000, 3),
-            "write_transactions": log.write.chunks, "longest_write_s": round(log.write.longest_s, 3),
-            "longest_write_by_table": log.write.longest_by_table,
-            "other_writer_max_wait_s": round(max(waits, default=0.0), 3), "other_writer_locks": len(waits)}
+    return {
+        "turns": turns,
+        "bytes": len(text.encode()),
+        "conversation": log.conversation_id,
+        "import_s": round(seconds, 3),
+        "import_s_per_1000": round(seconds / turns * 1000, 3),
+        "write_transactions": log.write.chunks,
+        "longest_write_s": round(log.write.longest_s, 3),
+        "longest_write_by_table": log.write.longest_by_table,
+        "other_writer_max_wait_s": round(max(waits, default=0.0), 3),
+        "other_writer_locks": len(waits),
+    }
 
 
 def exchange(store, conv: int, i: int) -> None:
@@ -166,8 +173,10 @@ def draw_times(url: str, conv: int, draws: int, timeout: float) -> dict:
 def cmd_pages(args) -> int:
     sizes = [int(x) for x in args.turns.split(",") if x.strip()]
     results, nan = [], float("nan")
-    print(f"{'turns':>8} {'import s':>9} {'s/1000':>7} {'write tx':>9} {'longest tx s':>13} {'other wait s':>13} "
-          f"{'chat s':>7} {'changed':>8} {'first':>6} {'inspector s':>12} {'changed':>8} {'first':>6}")
+    print(
+        f"{'turns':>8} {'import s':>9} {'s/1000':>7} {'write tx':>9} {'longest tx s':>13} {'other wait s':>13} "
+        f"{'chat s':>7} {'changed':>8} {'first':>6} {'inspector s':>12} {'changed':>8} {'first':>6}"
+    )
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix="lagmem-pages-") as tmp:
             url = f"sqlite:///{Path(tmp) / 'pages.db'}"
@@ -175,11 +184,15 @@ def cmd_pages(args) -> int:
             if not args.no_draw:
                 r.update(draw_times(url, r["conversation"], args.draws, args.draw_timeout))
         results.append(r)
-        print(f"{n:>8} {r['import_s']:>9.2f} {r['import_s_per_1000']:>7.3f} {r['write_transactions']:>9} "
-              f"{r['longest_write_s']:>13.3f} {r['other_writer_max_wait_s']:>13.3f} {r.get('chat_draw_s', nan):>7.3f} "
-              f"{r.get('chat_changed_s', nan):>8.3f} {r.get('chat_first_s', nan):>6.2f} {r.get('inspector_draw_s', nan):>12.3f} "
-              f"{r.get('inspector_changed_s', nan):>8.3f} {r.get('inspector_first_s', nan):>6.2f}",
-              flush=True)
+        print(
+            f"{n:>8} {r['import_s']:>9.2f} {r['import_s_per_1000']:>7.3f} {r['write_transactions']:>9} "
+            f"{r['longest_write_s']:>13.3f} {r['other_writer_max_wait_s']:>13.3f} {r.get('chat_draw_s', nan):>7.3f} "
+            f"{r.get('chat_changed_s', nan):>8.3f} {r.get('chat_first_s', nan):>6.2f} {r.get('inspector_draw_s', nan):>12.3f} "
+            f"{r.get('inspector_changed_s', nan):>8.3f} {r.get('inspector_first_s', nan):>6.2f}",
+            flush=True,
+        )
     if args.json:
-        Path(args.json).write_text(json.dumps({"results": results, "python": sys.version.split()[0]}, indent=2), encoding="utf-8")
+        Path(args.json).write_text(
+            json.dumps({"results": results, "python": sys.version.split()[0]}, indent=2), encoding="utf-8"
+        )
     return 0

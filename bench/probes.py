@@ -46,11 +46,32 @@ class Probe:
 
 # Phrases of an answer that admits it does not know (English; lower-case, apostrophes straight).
 ABSTAIN = (
-    "don't know", "do not know", "not sure", "no idea", "didn't tell", "did not tell",
-    "haven't told", "have not told", "never told", "didn't mention", "did not mention",
-    "haven't mentioned", "have not mentioned", "never mentioned", "not mentioned",
-    "don't have", "do not have", "no record", "can't find", "cannot find", "couldn't find",
-    "could not find", "don't remember", "do not remember", "don't recall", "do not recall",
+    "don't know",
+    "do not know",
+    "not sure",
+    "no idea",
+    "didn't tell",
+    "did not tell",
+    "haven't told",
+    "have not told",
+    "never told",
+    "didn't mention",
+    "did not mention",
+    "haven't mentioned",
+    "have not mentioned",
+    "never mentioned",
+    "not mentioned",
+    "don't have",
+    "do not have",
+    "no record",
+    "can't find",
+    "cannot find",
+    "couldn't find",
+    "could not find",
+    "don't remember",
+    "do not remember",
+    "don't recall",
+    "do not recall",
 )
 
 
@@ -62,8 +83,15 @@ def load(path: str | Path = PROBES) -> list[Probe]:
             continue
         try:
             d = json.loads(line)
-            out.append(Probe(str(d["id"]), tuple(map(str, d["turns"])), str(d["question"]),
-                             tuple(map(str, d["fact"])), tuple(map(str, d.get("stale", ())))))
+            out.append(
+                Probe(
+                    str(d["id"]),
+                    tuple(map(str, d["turns"])),
+                    str(d["question"]),
+                    tuple(map(str, d["fact"])),
+                    tuple(map(str, d.get("stale", ()))),
+                )
+            )
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path}:{n}: not a probe ({exc})") from None
     return out
@@ -86,8 +114,9 @@ def passes(p: Probe, answer: str) -> bool:
     return contains_fact(answer, p.fact) and not contains_fact(answer, p.stale)
 
 
-def run(svc, probes: list[Probe], settings: MemorySettings,
-        progress: Callable[[Iterable], Iterable] = lambda x: x) -> dict:
+def run(
+    svc, probes: list[Probe], settings: MemorySettings, progress: Callable[[Iterable], Iterable] = lambda x: x
+) -> dict:
     """Each probe in its own conversation; returns the share answered with the fact and details."""
     rows = []
     for p in progress(probes):
@@ -95,10 +124,18 @@ def run(svc, probes: list[Probe], settings: MemorySettings,
         for text in p.turns:
             svc.ask(conv, text)
         r = svc.ask(conv, p.question)
-        rows.append({"id": p.id, "unknown": p.unknown, "ok": passes(p, r.answer), "answer": r.answer,
-                     "answered_by": r.answered_by, "cited": r.cited,
-                     "answer_tokens": svc.counter.count(r.answer),
-                     "ttft_ms": r.timings.get("ttft_ms")})
+        rows.append(
+            {
+                "id": p.id,
+                "unknown": p.unknown,
+                "ok": passes(p, r.answer),
+                "answer": r.answer,
+                "answered_by": r.answered_by,
+                "cited": r.cited,
+                "answer_tokens": svc.counter.count(r.answer),
+                "ttft_ms": r.timings.get("ttft_ms"),
+            }
+        )
     ttft = [r["ttft_ms"] for r in rows if r["ttft_ms"] is not None]
     facts = [r for r in rows if not r["unknown"]]
     unknown = [r for r in rows if r["unknown"]]

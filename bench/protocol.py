@@ -31,11 +31,11 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from bench.locomo import Conversation, Question, TokenScale, place
+from bench.oracle import OraclePolicy, needs_from_schedule, solve
 from memory.layer import MemoryLayer
 from memory.policies import POLICIES, Policy, make_policy
 from memory.types import MemorySettings
-from .locomo import Conversation, Question, TokenScale, place
-from .oracle import OraclePolicy, needs_from_schedule, solve
 
 # Lag each policy runs with in the benchmark unless the caller sets one.
 BENCH_LAGS = {"fifo": 0, "lru": 0, "window": 0, "accumulate": 0, "userfirst": 0, "largest": 0, "oracle": 0}
@@ -159,8 +159,18 @@ def run(
         else:
             pol = policy.build()
         rng = random.Random(f"noise:{seed}:{conv.sample_id}")
-        res = run_conversation(conv, schedule, pol, budget, policy.bench_lag(), cost, noise, rng,
-                               priors[k] if priors is not None else None, cite_source)
+        res = run_conversation(
+            conv,
+            schedule,
+            pol,
+            budget,
+            policy.bench_lag(),
+            cost,
+            noise,
+            rng,
+            priors[k] if priors is not None else None,
+            cite_source,
+        )
         if policy.name == "oracle" and sum(r.kept for r in res) != round(value):
             raise AssertionError(f"oracle replay scored {sum(r.kept for r in res)}, plan {value}")
         results.extend(res)

@@ -31,7 +31,9 @@ class Variant:
 
     @property
     def title(self) -> str:
-        return self.label or (self.name + (f"[{','.join(f'{k}={v:g}' for k, v in self.params)}]" if self.params else ""))
+        return self.label or (
+            self.name + (f"[{','.join(f'{k}={v:g}' for k, v in self.params)}]" if self.params else "")
+        )
 
 
 def parse_variant(text: str) -> Variant:
@@ -62,8 +64,13 @@ def settings_for(header: dict, variant: Variant, lag: int | None = None, budget:
     return replace(base, policy_params=dict(variant.params)) if variant.params else base
 
 
-def kept(transcript: T.Transcript, needs: Sequence, settings: MemorySettings, counter: TokenCounter,
-         workdir: str | Path | None = None) -> list[bool]:
+def kept(
+    transcript: T.Transcript,
+    needs: Sequence,
+    settings: MemorySettings,
+    counter: TokenCounter,
+    workdir: str | Path | None = None,
+) -> list[bool]:
     """For each need (``.fact``, ``.answer``): was its citation recorded when replayed under ``settings``?"""
     from assistant.replay import replay
     from assistant.store import open_store
@@ -71,8 +78,14 @@ def kept(transcript: T.Transcript, needs: Sequence, settings: MemorySettings, co
     with tempfile.TemporaryDirectory(prefix="lagmem-score-", dir=workdir) as tmp:
         store = open_store(f"sqlite:///{Path(tmp) / 'replay.db'}")
         try:
-            log = replay(store, transcript, counter, settings, title=str(transcript.header.get("title", "scored")),
-                         timeline=False)
+            log = replay(
+                store,
+                transcript,
+                counter,
+                settings,
+                title=str(transcript.header.get("title", "scored")),
+                timeline=False,
+            )
             recorded = {(c.turn, c.answer_turn) for c in store.view(log.conversation_id).layer.citations()}
         finally:
             store.close()

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from .locomo import CATEGORIES, PERSON_ASSISTANT
-from .longmemeval import CATEGORY_NAMES as LME_CATEGORIES
-from .protocol import QuestionResult
+from bench.locomo import CATEGORIES, PERSON_ASSISTANT
+from bench.longmemeval import CATEGORY_NAMES as LME_CATEGORIES
+from bench.protocol import QuestionResult
 
 
 def category_names(kind: str) -> Mapping[int, str]:
@@ -71,8 +71,14 @@ def table(rows: Iterable[Mapping], title: str = "", names: Mapping[int, str] = C
     for r in rows:
         bc = r.get("by_category", {})
         body.append(
-            [str(r["budget"]), r["policy"], _fmt(r["recall"]), _fmt(r["per_question"]),
-             _fmt(r["all_evidence"]), _fmt(r.get("gap_closed"), 3)]
+            [
+                str(r["budget"]),
+                r["policy"],
+                _fmt(r["recall"]),
+                _fmt(r["per_question"]),
+                _fmt(r["all_evidence"]),
+                _fmt(r.get("gap_closed"), 3),
+            ]
             + [_fmt(bc[c]["recall"], 3) if c in bc else "-" for c in cats]
         )
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]

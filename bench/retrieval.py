@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from assistant.models.embeddings import get_embedder
-from assistant.retrieval.step import Candidate, RetrievalConfig, find_misses, retrieve
 from assistant.models.tokens import make_token_counter
+from assistant.retrieval.step import Candidate, RetrievalConfig, find_misses, retrieve
 
 LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
 
@@ -32,16 +32,19 @@ def _texts(n: int) -> tuple[list[str], str]:
     for path in sorted(LOCOMO.glob("*.json")) if LOCOMO.is_dir() else []:
         for sample in json.loads(path.read_text()):
             conv = sample["conversation"]
-            for key in sorted((k for k in conv if k.startswith("session_") and
-                               not k.endswith("date_time")), key=lambda k: int(k.split("_")[1])):
+            for key in sorted(
+                (k for k in conv if k.startswith("session_") and not k.endswith("date_time")),
+                key=lambda k: int(k.split("_")[1]),
+            ):
                 texts += [t["text"] for t in conv[key] if t.get("text")]
             if len(texts) >= n:
                 return texts[:n], f"LoCoMo ({path.name})"
     rng = random.Random(0)
-    words = ("trip lisbon flight hotel budget dinner meeting project deadline code review test "
-             "garden paint kids school concert book movie weekend friend family doctor").split()
-    return [" ".join(rng.choice(words) for _ in range(rng.randint(6, 30))) for _ in range(n)], \
-        "synthetic"
+    words = (
+        "trip lisbon flight hotel budget dinner meeting project deadline code review test "
+        "garden paint kids school concert book movie weekend friend family doctor"
+    ).split()
+    return [" ".join(rng.choice(words) for _ in range(rng.randint(6, 30))) for _ in range(n)], "synthetic"
 
 
 class _StubLLM:
@@ -54,8 +57,9 @@ class _StubLLM:
         return json.dumps({"turns": [ids[0], ids[-1], ids[0], 99999]})
 
 
-def _case(name: str, active: list[Candidate], evicted: list[Candidate], msg: str,
-          vec: np.ndarray, tokens: int, reps: int) -> None:
+def _case(
+    name: str, active: list[Candidate], evicted: list[Candidate], msg: str, vec: np.ndarray, tokens: int, reps: int
+) -> None:
     llm, cfg = _StubLLM(), RetrievalConfig()
     samples = []
     for _ in range(reps):
@@ -65,10 +69,12 @@ def _case(name: str, active: list[Candidate], evicted: list[Candidate], msg: str
         total = (time.perf_counter() - t0) * 1000
         samples.append(total - res.timings["llm_ms"])
     samples.sort()
-    print(f"{name}: {len(active)} active turns, {tokens} active tokens, k={cfg.k}: overhead "
-          f"median {statistics.median(samples):.3f} ms, p95 {samples[int(0.95 * len(samples))]:.3f}"
-          f" ms (shortlist+prompt+validation+miss search over {len(evicted)} evicted; LLM excluded; "
-          f"{reps} runs)")
+    print(
+        f"{name}: {len(active)} active turns, {tokens} active tokens, k={cfg.k}: overhead "
+        f"median {statistics.median(samples):.3f} ms, p95 {samples[int(0.95 * len(samples))]:.3f}"
+        f" ms (shortlist+prompt+validation+miss search over {len(evicted)} evicted; LLM excluded; "
+        f"{reps} runs)"
+    )
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -86,8 +92,10 @@ def run(reps: int = 300) -> int:
     texts, source = _texts(280)
     t0 = time.perf_counter()
     emb = get_embedder()
-    print(f"embedding model: {emb.model_name} (dim {emb.dim}, {emb.threads} torch "
-          f"thread(s)), load {time.perf_counter() - t0:.2f} s")
+    print(
+        f"embedding model: {emb.model_name} (dim {emb.dim}, {emb.threads} torch "
+        f"thread(s)), load {time.perf_counter() - t0:.2f} s"
+    )
     emb.encode(texts[:2])  # warm-up
     per_turn = []
     for text in texts[:60]:
@@ -97,11 +105,12 @@ def run(reps: int = 300) -> int:
     t0 = time.perf_counter()
     vecs = emb.encode(texts)
     batched = (time.perf_counter() - t0) * 1000 / len(texts)
-    print(f"embedding time per turn ({source}, one encode() per turn, 60 turns): median "
-          f"{statistics.median(per_turn):.1f} ms, p95 {sorted(per_turn)[56]:.1f} ms; "
-          f"batched ({len(texts)} turns): {batched:.1f} ms/turn")
-    cands = [Candidate(i + 1, "user" if i % 2 == 0 else "assistant", t, v)
-             for i, (t, v) in enumerate(zip(texts, vecs))]
+    print(
+        f"embedding time per turn ({source}, one encode() per turn, 60 turns): median "
+        f"{statistics.median(per_turn):.1f} ms, p95 {sorted(per_turn)[56]:.1f} ms; "
+        f"batched ({len(texts)} turns): {batched:.1f} ms/turn"
+    )
+    cands = [Candidate(i + 1, "user" if i % 2 == 0 else "assistant", t, v) for i, (t, v) in enumerate(zip(texts, vecs))]
     msg = texts[-1]
     vec = emb.encode(msg)[0]
     pool = cands[:-1]
@@ -110,7 +119,7 @@ def run(reps: int = 300) -> int:
     while n < len(pool) and used + counter.count(pool[-1 - n].content) <= 2000:
         used += counter.count(pool[-1 - n].content)
         n += 1
-    _case("2,000 active tokens", pool[-n:], pool[:-n][-max(1, n // 3):], msg, vec, used, reps)
+    _case("2,000 active tokens", pool[-n:], pool[:-n][-max(1, n // 3) :], msg, vec, used, reps)
     active = pool[-200:]
     tokens = sum(counter.count(c.content) for c in active)
     _case("200 active turns", active, pool[:-200], msg, vec, tokens, reps)
@@ -119,8 +128,11 @@ def run(reps: int = 300) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench.retrieval", description=__doc__.replace("``", ""),
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m bench.retrieval",
+        description=__doc__.replace("``", ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--bench", action="store_true", help=argparse.SUPPRESS)  # older command lines
     add_arguments(ap)
     return cmd_retrieval(ap.parse_args(argv))

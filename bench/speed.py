@@ -152,8 +152,17 @@ def cmd_speed(args) -> int:
         # a fresh process per size, so peak memory is that size's own
         with ProcessPoolExecutor(max_workers=1) as pool:
             results.append(pool.submit(run_size, size, args.seed, not args.no_persisted, args.naive_steps).result())
-    head = ["turns", "mean_active_turns", "pure_median_ms", "pure_p99_ms", "pure_us_per_active_turn",
-            "persisted_median_ms", "persisted_p99_ms", "naive_median_ms", "peak_mb"]
+    head = [
+        "turns",
+        "mean_active_turns",
+        "pure_median_ms",
+        "pure_p99_ms",
+        "pure_us_per_active_turn",
+        "persisted_median_ms",
+        "persisted_p99_ms",
+        "naive_median_ms",
+        "peak_mb",
+    ]
     print(f"Speed: budget {BUDGET} tokens, lag {LAG}, {CITES} citations per step, policy measured")
     print("  ".join(head))
     for r in results:
@@ -164,6 +173,19 @@ def cmd_speed(args) -> int:
             if a[key] and b[key]:
                 print(f"growth {a['turns']} -> {b['turns']} turns, {key}: {b[key] / a[key]:.2f}x")
     if args.json:
-        Path(args.json).write_text(json.dumps({"results": results, "settings": {
-            "budget": BUDGET, "lag": LAG, "cites_per_step": CITES, "seed": args.seed, "naive_steps": args.naive_steps}}, indent=2))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "results": results,
+                    "settings": {
+                        "budget": BUDGET,
+                        "lag": LAG,
+                        "cites_per_step": CITES,
+                        "seed": args.seed,
+                        "naive_steps": args.naive_steps,
+                    },
+                },
+                indent=2,
+            )
+        )
     return 0

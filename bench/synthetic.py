@@ -31,7 +31,6 @@ from memory.layer import MemoryLayer
 from memory.policies import Policy
 from memory.types import MemorySettings
 
-
 # The lag of the main table: the paper's setting needs a provisional window (a fact's confirmation
 # arrives 1-3 steps after it). LoCoMo's held-out protocol selects lag 0 for measured (its questions
 # come sessions later, and a lag only spends budget); the sweep shows both.
@@ -110,8 +109,9 @@ def default_budget(trace: Trace, window: int = 200, headroom: float = 1.5) -> in
     total = 0
     for step in range(1, trace.turns + 1):
         lo = step - window
-        total += sum(trace.tokens[f - 1] for f, ats in evidence.items()
-                     if f <= step and any(lo < a <= step for a in ats))
+        total += sum(
+            trace.tokens[f - 1] for f, ats in evidence.items() if f <= step and any(lo < a <= step for a in ats)
+        )
     return max(1, round(headroom * total / max(trace.turns, 1)))
 
 

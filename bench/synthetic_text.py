@@ -27,16 +27,17 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
+from bench import controlled_text as text
+from bench.controlled import Need
+from bench.synthetic import Trace
 from memory import transcript as T
-
-from . import controlled_text as text
-from .controlled import Need
-from .synthetic import Trace
 
 TEXT_LAG = 6  # the lag of the text replay: the controlled conversations' (in turns, not trace steps)
 
 
-def render(trace: Trace, count: Callable[[str], int], lag: int = TEXT_LAG, headroom: float = 1.5) -> tuple[T.Transcript, list[Need]]:
+def render(
+    trace: Trace, count: Callable[[str], int], lag: int = TEXT_LAG, headroom: float = 1.5
+) -> tuple[T.Transcript, list[Need]]:
     """The trace as a saved conversation (header: budget, lag) and its needs (fact turn, answer turn)."""
     rng = random.Random(f"synthetic-text:{trace.seed}")
     facts = {n: text.fact(rng) for n in sorted(trace.facts)}
@@ -79,9 +80,13 @@ def render(trace: Trace, count: Callable[[str], int], lag: int = TEXT_LAG, headr
     transcript = T.Transcript({}, items)
     tokens = [count(t.content) for t in transcript.turns]
     window = round(200 * len(tokens) / max(trace.turns, 1))  # the longest reuse gap, in text steps
-    transcript.header = {"lagmem": T.FORMAT_VERSION, "title": f"synthetic seed {trace.seed} as text",
-                         "budget": text_budget(tokens, evidence, window, lag, headroom), "lag": lag,
-                         "policy": "measured"}
+    transcript.header = {
+        "lagmem": T.FORMAT_VERSION,
+        "title": f"synthetic seed {trace.seed} as text",
+        "budget": text_budget(tokens, evidence, window, lag, headroom),
+        "lag": lag,
+        "policy": "measured",
+    }
     return transcript, needs
 
 
@@ -92,5 +97,5 @@ def text_budget(tokens: list[int], evidence: dict[int, list[int]], window: int, 
     for step in range(1, steps + 1):
         lo = step - window
         total += sum(tokens[f - 1] for f, ats in evidence.items() if f <= step and any(lo < a <= step for a in ats))
-    protected = max((sum(tokens[max(0, t - lag):t]) for t in range(1, steps + 1)), default=0)
+    protected = max((sum(tokens[max(0, t - lag) : t]) for t in range(1, steps + 1)), default=0)
     return max(1, round(headroom * total / max(steps, 1) + protected))

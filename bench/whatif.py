@@ -49,8 +49,14 @@ def conversation(turns: int, seed: int = 0) -> T.Transcript:
         n += 1
         cites = {rng.choice(facts)} if facts and rng.random() < 0.5 else set()
         cites |= set(rng.sample(range(max(1, n - 6), n), k=min(2, n - 1)))
-        items.append(T.TurnLine(n, "assistant", " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 120))),
-                                tuple((c, 1.0) for c in sorted(cites))))
+        items.append(
+            T.TurnLine(
+                n,
+                "assistant",
+                " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 120))),
+                tuple((c, 1.0) for c in sorted(cites)),
+            )
+        )
         r = rng.random()
         if r < 0.01 and facts:
             items.append(T.EventLine("pin", rng.choice(facts)))
@@ -60,7 +66,13 @@ def conversation(turns: int, seed: int = 0) -> T.Transcript:
             items.append(T.EventLine("restore", rng.randint(1, n)))
         elif r < 0.06:
             items.append(T.EventLine("feedback", n, rng.choice([-1.0, 1.0])))
-    header = {"lagmem": 1, "title": f"what-if benchmark ({turns} turns)", "budget": 4000, "lag": 8, "policy": "measured"}
+    header = {
+        "lagmem": 1,
+        "title": f"what-if benchmark ({turns} turns)",
+        "budget": 4000,
+        "lag": 8,
+        "policy": "measured",
+    }
     return T.Transcript(header, items)
 
 
@@ -101,16 +113,24 @@ def main(argv: list[str] | None = None) -> int:
             cmp_s, results = _timed(lambda: W.compare(rec), max(1, args.repeat // 2))
         finally:
             engine.dispose()
-    print(f"What-if replay: {args.turns} turns stored in SQLite ({len(t.items)} lines; stored in {stored:.1f} s), "
-          f"median of {args.repeat}")
+    print(
+        f"What-if replay: {args.turns} turns stored in SQLite ({len(t.items)} lines; stored in {stored:.1f} s), "
+        f"median of {args.repeat}"
+    )
     slowest = max(run_s, own_s)
     print(f"load (read through the store):        {_fmt(load_s)}")
-    print(f"what-if lru, budget 3000:             {_fmt(run_s)}  ({len(result.evictions)} evictions, {len(result.misses)} misses)")
+    print(
+        f"what-if lru, budget 3000:             {_fmt(run_s)}  ({len(result.evictions)} evictions, {len(result.misses)} misses)"
+    )
     print(f"what-if own settings (measured 4000): {_fmt(own_s)}")
-    print(f"load + the slower what-if:            {_fmt((load_s[0] + slowest[0], load_s[1] + slowest[1]))}   (goal <= 2 s)")
+    print(
+        f"load + the slower what-if:            {_fmt((load_s[0] + slowest[0], load_s[1] + slowest[1]))}   (goal <= 2 s)"
+    )
     print(f"all five policies (the table):        {_fmt(cmp_s)}")
     for r in W.comparison_rows(results):
-        print(f"  {r['policy']:<11} misses {r['misses']:>5}  wanted kept {r['wanted_kept']}/{r['wanted_turns']}{'  best' if r['best'] else ''}")
+        print(
+            f"  {r['policy']:<11} misses {r['misses']:>5}  wanted kept {r['wanted_kept']}/{r['wanted_turns']}{'  best' if r['best'] else ''}"
+        )
     return 0
 
 

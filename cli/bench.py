@@ -42,11 +42,13 @@ def register(subparsers) -> argparse.ArgumentParser:
     bench = subparsers.add_parser(
         "bench",
         help="benchmarks: eviction quality (LoCoMo, LongMemEval, synthetic, controlled) and speed (layer, retrieval, model)",
-        description="Benchmarks of the memory layer and the model around it. "
-                    "See `lagmem bench <name> --help`.",
+        description="Benchmarks of the memory layer and the model around it. See `lagmem bench <name> --help`.",
     )
-    sub = bench.add_subparsers(dest="bench_command", metavar="{locomo,holdout,need-train,cites,probes,synthetic,controlled,controlled-write,speed,retrieval,model,pages}",
-                               required=True)
+    sub = bench.add_subparsers(
+        dest="bench_command",
+        metavar="{locomo,holdout,need-train,cites,probes,synthetic,controlled,controlled-write,speed,retrieval,model,pages}",
+        required=True,
+    )
 
     p = sub.add_parser(
         "locomo",
@@ -61,38 +63,80 @@ def register(subparsers) -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("--data", default=DEFAULT_DATA,
-                   help="LoCoMo JSON file (a list of conversations), or LongMemEval's own JSON (a list of records "
-                        "with haystack_sessions), chained into conversations (see --chain-seed)")
-    p.add_argument("--chain-seed", type=int, default=7,
-                   help="LongMemEval only: records are sorted by question_id, shuffled with this seed and chained")
-    p.add_argument("--chain-size", type=int, default=19, metavar="N",
-                   help="LongMemEval only: records per chained conversation")
-    p.add_argument("--tokens", choices=("words", "cl100k"), default="words",
-                   help="token cost: words = len(text.split()) * 1.3 (exact, in tenths), cl100k = tiktoken")
-    p.add_argument("--placement", choices=("end", "earliest", "random"), default="random",
-                   help="when questions are asked (questions carry no time)")
+    p.add_argument(
+        "--data",
+        default=DEFAULT_DATA,
+        help="LoCoMo JSON file (a list of conversations), or LongMemEval's own JSON (a list of records "
+        "with haystack_sessions), chained into conversations (see --chain-seed)",
+    )
+    p.add_argument(
+        "--chain-seed",
+        type=int,
+        default=7,
+        help="LongMemEval only: records are sorted by question_id, shuffled with this seed and chained",
+    )
+    p.add_argument(
+        "--chain-size", type=int, default=19, metavar="N", help="LongMemEval only: records per chained conversation"
+    )
+    p.add_argument(
+        "--tokens",
+        choices=("words", "cl100k"),
+        default="words",
+        help="token cost: words = len(text.split()) * 1.3 (exact, in tenths), cl100k = tiktoken",
+    )
+    p.add_argument(
+        "--placement",
+        choices=("end", "earliest", "random"),
+        default="random",
+        help="when questions are asked (questions carry no time)",
+    )
     p.add_argument("--seeds", type=_ints, default=[0, 1, 2, 3, 4], help="placement seeds; results pool their pairs")
-    p.add_argument("--budgets", type=_ints, default=None,
-                   help="budgets in tokens (default: 1000,2000,4000 for two people, 1000,2000,4000,8000 for a "
-                        "person and an assistant)")
+    p.add_argument(
+        "--budgets",
+        type=_ints,
+        default=None,
+        help="budgets in tokens (default: 1000,2000,4000 for two people, 1000,2000,4000,8000 for a "
+        "person and an assistant)",
+    )
     p.add_argument("--policies", type=_names, default=_names(LOCOMO_POLICIES), help="policies to run")
-    p.add_argument("--noise", type=int, default=0, metavar="K",
-                   help="each question also cites K random in-memory non-evidence turns")
-    p.add_argument("--lag", type=int, default=None,
-                   help="lag for every policy except oracle, accumulate included (default: 0 for baselines, "
-                        "measured's benchmark lag for measured)")
-    p.add_argument("--param", action="append", metavar="POLICY.NAME=VALUE",
-                   help="policy parameter, e.g. measured.decay=0.995 (repeatable)")
-    p.add_argument("--priors", choices=("shipped", "none"), default="shipped",
-                   help="measured's need priors: from the shipped need model (trained on the dev file: "
-                        "in-sample there) or none (size prior only)")
+    p.add_argument(
+        "--noise",
+        type=int,
+        default=0,
+        metavar="K",
+        help="each question also cites K random in-memory non-evidence turns",
+    )
+    p.add_argument(
+        "--lag",
+        type=int,
+        default=None,
+        help="lag for every policy except oracle, accumulate included (default: 0 for baselines, "
+        "measured's benchmark lag for measured)",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="POLICY.NAME=VALUE",
+        help="policy parameter, e.g. measured.decay=0.995 (repeatable)",
+    )
+    p.add_argument(
+        "--priors",
+        choices=("shipped", "none"),
+        default="shipped",
+        help="measured's need priors: from the shipped need model (trained on the dev file: "
+        "in-sample there) or none (size prior only)",
+    )
     p.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="worker processes")
     p.add_argument("--plot", metavar="OUT.png", help="write recall vs budget, one line per policy")
     p.add_argument("--json", metavar="OUT", help="write results and settings as JSON")
-    p.add_argument("--cites", type=_names, default=["gold"], metavar="SOURCE[,SOURCE...]",
-                   help="who cites at each question: gold (its evidence in memory) or a retriever "
-                        "(embeddings, hybrid, local, ...) run over the turns in memory; one table each")
+    p.add_argument(
+        "--cites",
+        type=_names,
+        default=["gold"],
+        metavar="SOURCE[,SOURCE...]",
+        help="who cites at each question: gold (its evidence in memory) or a retriever "
+        "(embeddings, hybrid, local, ...) run over the turns in memory; one table each",
+    )
     p.set_defaults(func=cmd_locomo)
 
     sp = sub.add_parser(
@@ -120,12 +164,16 @@ def register(subparsers) -> argparse.ArgumentParser:
         "model",
         help="the embedded model: server start, time to first token, tokens/s",
         description="Start the embedded SmolLM2 server and time streamed answers to short prompts "
-                    "and to a prompt the size of a full memory; prints one JSON object with the "
-                    "machine's load average before and after.",
+        "and to a prompt the size of a full memory; prints one JSON object with the "
+        "machine's load average before and after.",
     )
     model_speed.add_arguments(mp)
-    pg = sub.add_parser("pages", help="long conversations: import time, write-lock time, chat and inspector draw time",
-                        description=pages.__doc__.split("\n\n")[1], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    pg = sub.add_parser(
+        "pages",
+        help="long conversations: import time, write-lock time, chat and inspector draw time",
+        description=pages.__doc__.split("\n\n")[1],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     pages.add_arguments(pg)
     from cli.bench_need import add_parsers
 
@@ -160,9 +208,21 @@ def _locomo_job(args: tuple) -> tuple[str, int, int, list, str]:
     if cites != "gold":
         from bench.cite_source import RetrieverCites
 
-        source = _CACHE.get(("cites", data, cites)) or _CACHE.setdefault(("cites", data, cites), RetrieverCites(convs, cites))
-    res = protocol.run(convs, policy, budget, seed, scale, placement, noise, costs=_cached_costs(data, tokens),
-                       priors=priors, cite_source=source)
+        source = _CACHE.get(("cites", data, cites)) or _CACHE.setdefault(
+            ("cites", data, cites), RetrieverCites(convs, cites)
+        )
+    res = protocol.run(
+        convs,
+        policy,
+        budget,
+        seed,
+        scale,
+        placement,
+        noise,
+        costs=_cached_costs(data, tokens),
+        priors=priors,
+        cite_source=source,
+    )
     return policy.title, budget, seed, res, cites
 
 
@@ -194,8 +254,9 @@ def cmd_locomo(args) -> int:
 
     path = Path(args.data)
     if not path.exists():
-        raise SystemExit(f"no LoCoMo file at {path}: pass --data PATH (a LoCoMo JSON list of conversations "
-                         "or a LongMemEval file)")
+        raise SystemExit(
+            f"no LoCoMo file at {path}: pass --data PATH (a LoCoMo JSON list of conversations or a LongMemEval file)"
+        )
     if args.chain_size < 1:
         raise SystemExit(f"--chain-size {args.chain_size}: at least 1 record per conversation")
     data = (str(path), args.chain_seed, args.chain_size)
@@ -226,8 +287,13 @@ def cmd_locomo(args) -> int:
     for c in args.cites:
         if c != "gold" and c not in ALL_RETRIEVERS:
             raise SystemExit(f"--cites {c!r}: choose gold or one of {', '.join(ALL_RETRIEVERS)}")
-    jobs = [(data, args.tokens, args.placement, args.noise, sp, b, seed, args.priors, c)
-            for c in args.cites for b in budgets for sp in specs for seed in args.seeds]
+    jobs = [
+        (data, args.tokens, args.placement, args.noise, sp, b, seed, args.priors, c)
+        for c in args.cites
+        for b in budgets
+        for sp in specs
+        for seed in args.seeds
+    ]
     pooled: dict[tuple[str, int, str], list] = {}
     for title, budget, _seed, res, c in _run_jobs(_locomo_job, jobs, args.jobs, "locomo"):
         pooled.setdefault((title, budget, c), []).extend(res)
@@ -237,8 +303,16 @@ def cmd_locomo(args) -> int:
         for b in budgets:
             for sp in specs:
                 m = report.metrics(pooled[(sp.title, b, c)], report.category_names(kind))
-                part.append({"policy": sp.title, "budget": b, "cites": c, **m, "params": dict(sp.params),
-                             "lag": protocol.ran_lag(sp)})
+                part.append(
+                    {
+                        "policy": sp.title,
+                        "budget": b,
+                        "cites": c,
+                        **m,
+                        "params": dict(sp.params),
+                        "lag": protocol.ran_lag(sp),
+                    }
+                )
         rows += report.add_gap_closed(part)
     settings = {
         "data": str(path),
@@ -259,8 +333,10 @@ def cmd_locomo(args) -> int:
         "policies": [{"policy": sp.title, "params": dict(sp.params), "lag": protocol.ran_lag(sp)} for sp in specs],
     }
     how = f" (LongMemEval records chained: seed {args.chain_seed}, {args.chain_size} a conversation)" if chained else ""
-    title = (f"Evidence recall, {kind}: {len(convs)} conversations{how}, placement {args.placement}, "
-             f"seeds {','.join(map(str, args.seeds))}, {args.tokens} tokens, noise {args.noise}")
+    title = (
+        f"Evidence recall, {kind}: {len(convs)} conversations{how}, placement {args.placement}, "
+        f"seeds {','.join(map(str, args.seeds))}, {args.tokens} tokens, noise {args.noise}"
+    )
     names = report.category_names(kind)
     for c in args.cites:
         print(report.table([r for r in rows if r["cites"] == c], f"{title}, cites: {c}", names))
@@ -268,13 +344,22 @@ def cmd_locomo(args) -> int:
         from bench.cite_source import gain_kept
 
         print(gain_kept(rows, args.cites[0]))
-    print(f"skipped questions (no evidence): {settings['skipped_questions']}; "
-          f"evidence ids dropped after repair: {settings['dropped_evidence_ids']}")
+    print(
+        f"skipped questions (no evidence): {settings['skipped_questions']}; "
+        f"evidence ids dropped after repair: {settings['dropped_evidence_ids']}"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps({"results": rows, "settings": settings}, indent=2))
     if args.plot:
-        report.plot_lines(rows, "budget", "recall", args.plot, f"Evidence recall vs budget, {kind} (noise {args.noise})",
-                   "budget (tokens)", "evidence recall")
+        report.plot_lines(
+            rows,
+            "budget",
+            "recall",
+            args.plot,
+            f"Evidence recall vs budget, {kind} (noise {args.noise})",
+            "budget (tokens)",
+            "evidence recall",
+        )
     return 0
 
 

@@ -73,8 +73,10 @@ def cmd_need_train(args) -> int:
 
     convs, tables = _tables(Path(args.data))
     model, rows = need_train.train(tables)
-    print(f"need estimator: {len(convs)} conversations, {sum(len(t.y) for t in tables)} turns, "
-          f"evidence rate {model.meta['evidence_rate']:.3f}; leave-one-conversation-out:")
+    print(
+        f"need estimator: {len(convs)} conversations, {sum(len(t.y) for t in tables)} turns, "
+        f"evidence rate {model.meta['evidence_rate']:.3f}; leave-one-conversation-out:"
+    )
     print(need_train.format_rows(rows, need_train.choose(rows)))
     print(need_train.describe(model))
     if args.out:
@@ -102,8 +104,11 @@ def cmd_holdout(args) -> int:
     results: dict[tuple, list] = {}
     fitted: dict[int, holdout.Fit] = {}
     final = None
-    with (ProcessPoolExecutor(max_workers=args.jobs) if args.jobs > 1 else _InProcess()) as pool, \
-            tqdm(total=total, desc="holdout", unit="run", file=sys.stderr) as bar:
+    with (
+        ProcessPoolExecutor(max_workers=args.jobs) if args.jobs > 1 else _InProcess() as pool,
+        tqdm(total=total, desc="holdout", unit="run", file=sys.stderr) as bar,
+    ):
+
         def mapper(fn, jobs):
             return pool.map(fn, jobs)
 
@@ -112,7 +117,11 @@ def cmd_holdout(args) -> int:
             if g is None:
                 final = f
                 continue
-            jobs = [j for held in g for j in holdout.score_jobs(str(path), held, f, tables[held], budgets, noises, tuple(args.seeds))]
+            jobs = [
+                j
+                for held in g
+                for j in holdout.score_jobs(str(path), held, f, tables[held], budgets, noises, tuple(args.seeds))
+            ]
             for key, res in zip((k for k, _ in jobs), pool.map(holdout.run_job, (j for _, j in jobs))):
                 results[key] = res
                 bar.update(1)
@@ -122,32 +131,53 @@ def cmd_holdout(args) -> int:
         bar.refresh()
     folds = list(range(n))
     pooled = holdout.pool(results, budgets, noises, folds)
-    print(f"Held-out LoCoMo ({path.name}: {n} conversations, {'leave one out' if k == n else f'{k} folds'}; "
-          f"placement random, seeds {','.join(map(str, args.seeds))} held out, "
-          f"{','.join(map(str, args.tune_seeds))} for tuning; words tokens)")
+    print(
+        f"Held-out LoCoMo ({path.name}: {n} conversations, {'leave one out' if k == n else f'{k} folds'}; "
+        f"placement random, seeds {','.join(map(str, args.seeds))} held out, "
+        f"{','.join(map(str, args.tune_seeds))} for tuning; words tokens)"
+    )
     for held in folds:
         f = fitted[held]
-        print(f"  held out {convs[held].sample_id}: need model {f.model.meta['model']}; "
-              f"tuned {_fmt_params(f.params)}")
+        print(f"  held out {convs[held].sample_id}: need model {f.model.meta['model']}; tuned {_fmt_params(f.params)}")
     print()
     print(holdout.format_pooled(pooled))
     if final is not None:
-        print(f"\nfit on all {n} conversations (the shipped defaults): need model {final.model.meta['model']}; "
-              f"{_fmt_params(final.params)}")
+        print(
+            f"\nfit on all {n} conversations (the shipped defaults): need model {final.model.meta['model']}; "
+            f"{_fmt_params(final.params)}"
+        )
         if args.model_out:
             Path(args.model_out).write_text(model_json(final.model))
             print(f"wrote {args.model_out}")
     print(f"time: {time.time() - t0:.0f} s with {args.jobs} worker process(es)")
     if args.json:
         out = {
-            "settings": {"data": str(path), "conversations": [c.sample_id for c in convs], "folds": groups,
-                         "budgets": budgets, "noises": noises, "seeds": args.seeds, "tune_seeds": args.tune_seeds,
-                         "grid": holdout.GRID, "start": holdout.START, "passes": holdout.PASSES,
-                         "ablations": holdout.ABLATIONS, "bootstrap": holdout.BOOTSTRAP},
-            "folds": [{"held_out": convs[h].sample_id, "params": fitted[h].params, "need_model": fitted[h].model.meta,
-                       "tuning_trail": fitted[h].trail} for h in folds],
-            "final": None if final is None else {"params": final.params, "need_model": final.model.as_dict(),
-                                                   "tuning_trail": final.trail},
+            "settings": {
+                "data": str(path),
+                "conversations": [c.sample_id for c in convs],
+                "folds": groups,
+                "budgets": budgets,
+                "noises": noises,
+                "seeds": args.seeds,
+                "tune_seeds": args.tune_seeds,
+                "grid": holdout.GRID,
+                "start": holdout.START,
+                "passes": holdout.PASSES,
+                "ablations": holdout.ABLATIONS,
+                "bootstrap": holdout.BOOTSTRAP,
+            },
+            "folds": [
+                {
+                    "held_out": convs[h].sample_id,
+                    "params": fitted[h].params,
+                    "need_model": fitted[h].model.meta,
+                    "tuning_trail": fitted[h].trail,
+                }
+                for h in folds
+            ],
+            "final": None
+            if final is None
+            else {"params": final.params, "need_model": final.model.as_dict(), "tuning_trail": final.trail},
             **pooled,
         }
         Path(args.json).write_text(json.dumps(out, indent=1, default=str))

@@ -59,13 +59,22 @@ def register(sub, ints) -> None:
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    c.add_argument("--dir", type=Path, help="a folder of saved conversations (default with no --seeds: bench/controlled)")
+    c.add_argument(
+        "--dir", type=Path, help="a folder of saved conversations (default with no --seeds: bench/controlled)"
+    )
     c.add_argument("--seeds", type=ints, help="instead: generate conversations with these seeds (not written)")
     c.add_argument("--lag", type=int, default=None, help="lag (default: each file's header)")
     c.add_argument("--budget", type=int, default=None, help="budget in tokens (default: each file's header)")
-    c.add_argument("--policies", type=_variants, default=_variants(TEXT_POLICIES), metavar="P[,P[k=v]...]",
-                   help="policies; POLICY[NAME=NUMBER,...] sets parameters (measured[need_weight=0]: evidence alone)")
-    c.add_argument("--far", type=int, default=40, help="without a needs file: a citation this far after its turn is a need")
+    c.add_argument(
+        "--policies",
+        type=_variants,
+        default=_variants(TEXT_POLICIES),
+        metavar="P[,P[k=v]...]",
+        help="policies; POLICY[NAME=NUMBER,...] sets parameters (measured[need_weight=0]: evidence alone)",
+    )
+    c.add_argument(
+        "--far", type=int, default=40, help="without a needs file: a citation this far after its turn is a need"
+    )
     c.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
     c.add_argument("--json", metavar="OUT", help="write every conversation's results and the settings as JSON")
     c.set_defaults(func=cmd_controlled)
@@ -74,8 +83,8 @@ def register(sub, ints) -> None:
         "controlled-write",
         help="write controlled conversations (saved format) and their needs files",
         description="Generate controlled conversations (bench/controlled.py: facts stated once, confirmed 1-8 "
-                    "steps later, needed 85-130 steps later, amid chatter cited 1-3 times) and write each as "
-                    "OUT/controlled-<seed>.jsonl with OUT/controlled-<seed>.needs.json.",
+        "steps later, needed 85-130 steps later, amid chatter cited 1-3 times) and write each as "
+        "OUT/controlled-<seed>.jsonl with OUT/controlled-<seed>.needs.json.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     w.add_argument("--seeds", type=ints, required=True, help="generator seeds")
@@ -151,16 +160,37 @@ def cmd_controlled(args) -> int:
 
     got = {(name, title): k for name, title, k in run_jobs(_replay_job, jobs, args.jobs, "controlled")}
     titles = [v.title for v in args.policies]
-    rows = [{"conversation": name, "needs": len(needs),
-             "kept": {t: sum(got[(name, t)]) / len(needs) for t in titles}} for name, _, needs in convs]
-    print(format_table(rows, titles, f"Controlled conversations as text through the replay ({len(rows)}, "
-                                     f"lag {args.lag if args.lag is not None else 'from each file'}, "
-                                     f"budget {args.budget or 'from each file'}): share of needed facts in memory when needed"))
+    rows = [
+        {"conversation": name, "needs": len(needs), "kept": {t: sum(got[(name, t)]) / len(needs) for t in titles}}
+        for name, _, needs in convs
+    ]
+    print(
+        format_table(
+            rows,
+            titles,
+            f"Controlled conversations as text through the replay ({len(rows)}, "
+            f"lag {args.lag if args.lag is not None else 'from each file'}, "
+            f"budget {args.budget or 'from each file'}): share of needed facts in memory when needed",
+        )
+    )
     print(goals(rows, titles))
     if args.json:
-        Path(args.json).write_text(json.dumps({"results": rows, "settings": {
-            "dir": str(args.dir) if args.dir else None, "seeds": args.seeds, "lag": args.lag, "budget": args.budget,
-            "policies": titles, "tokens": counter().name}}, indent=2))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "results": rows,
+                    "settings": {
+                        "dir": str(args.dir) if args.dir else None,
+                        "seeds": args.seeds,
+                        "lag": args.lag,
+                        "budget": args.budget,
+                        "policies": titles,
+                        "tokens": counter().name,
+                    },
+                },
+                indent=2,
+            )
+        )
     return 0
 
 
@@ -169,11 +199,15 @@ def format_table(rows: list[dict], titles: list[str], title: str) -> str:
     cols = [max(len(t), 5) for t in titles]
     lines = [title, f"{'conversation':<{width}}  needs  " + "  ".join(f"{t:>{w}}" for t, w in zip(titles, cols))]
     for r in rows:
-        lines.append(f"{r['conversation']:<{width}}  {r['needs']:>5}  "
-                     + "  ".join(f"{r['kept'][t]:>{w}.3f}" for t, w in zip(titles, cols)))
+        lines.append(
+            f"{r['conversation']:<{width}}  {r['needs']:>5}  "
+            + "  ".join(f"{r['kept'][t]:>{w}.3f}" for t, w in zip(titles, cols))
+        )
     for label, fn in (("mean", statistics.fmean), ("min", min)):
-        lines.append(f"{label:<{width}}  {'':>5}  " + "  ".join(f"{fn([r['kept'][t] for r in rows]):>{w}.3f}"
-                                                             for t, w in zip(titles, cols)))
+        lines.append(
+            f"{label:<{width}}  {'':>5}  "
+            + "  ".join(f"{fn([r['kept'][t] for r in rows]):>{w}.3f}" for t, w in zip(titles, cols))
+        )
     return "\n".join(lines)
 
 
@@ -185,9 +219,11 @@ def goals(rows: list[dict], titles: list[str]) -> str:
     a = statistics.fmean(r["kept"]["accumulate"] for r in rows)
     each = all(x >= GOAL_EACH for x in m)
     over = statistics.fmean(m) - a
-    return (f"goal: measured >= {GOAL_EACH} in each conversation: {'met' if each else 'MISSED'} (lowest {min(m):.3f}); "
-            f"mean >= accumulate + {GOAL_OVER_ACCUMULATE}: {'met' if over >= GOAL_OVER_ACCUMULATE - 1e-12 else 'MISSED'} "
-            f"({statistics.fmean(m):.3f} vs {a:.3f}, {over:+.3f})")
+    return (
+        f"goal: measured >= {GOAL_EACH} in each conversation: {'met' if each else 'MISSED'} (lowest {min(m):.3f}); "
+        f"mean >= accumulate + {GOAL_OVER_ACCUMULATE}: {'met' if over >= GOAL_OVER_ACCUMULATE - 1e-12 else 'MISSED'} "
+        f"({statistics.fmean(m):.3f} vs {a:.3f}, {over:+.3f})"
+    )
 
 
 def cmd_controlled_write(args) -> int:
@@ -204,6 +240,8 @@ def cmd_controlled_write(args) -> int:
             raise SystemExit(f"seed {seed}: {exc}") from None
         path = args.out / f"controlled-{seed}.jsonl"
         controlled.write(c, path, counter().name)
-        print(f"{path}: {len(c.transcript.turns)} turns, {len(c.needs)} needs, budget {c.transcript.header['budget']} "
-              f"tokens ({counter().name}), lag {c.transcript.header['lag']}")
+        print(
+            f"{path}: {len(c.transcript.turns)} turns, {len(c.needs)} needs, budget {c.transcript.header['budget']} "
+            f"tokens ({counter().name}), lag {c.transcript.header['lag']}"
+        )
     return 0

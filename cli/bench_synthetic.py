@@ -36,18 +36,42 @@ def register(sub, ints, names) -> None:
     )
     s.add_argument("--seeds", type=ints, default=[0, 1, 2, 3, 4], help="generator seeds (pooled)")
     s.add_argument("--turns", type=int, default=600, help="turns per generated trace")
-    s.add_argument("--budget", type=int, default=None,
-                   help="trace budget in tokens (default: 1.5x the tokens of facts pending reuse, per trace)")
-    s.add_argument("--policies", type=names, default=names("fifo,lru,accumulate,window,userfirst,largest,measured"),
-                   help="policies of the trace ablation and the lag sweep")
-    s.add_argument("--text-policies", type=_variants, default=_variants(TEXT_POLICIES), metavar="P[,P[k=v]...]",
-                   help="policies of the text headline; POLICY[NAME=NUMBER,...] sets parameters")
-    s.add_argument("--text-lag", type=int, default=None, help="lag of the text replay (default: bench.synthetic_text.TEXT_LAG)")
+    s.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        help="trace budget in tokens (default: 1.5x the tokens of facts pending reuse, per trace)",
+    )
+    s.add_argument(
+        "--policies",
+        type=names,
+        default=names("fifo,lru,accumulate,window,userfirst,largest,measured"),
+        help="policies of the trace ablation and the lag sweep",
+    )
+    s.add_argument(
+        "--text-policies",
+        type=_variants,
+        default=_variants(TEXT_POLICIES),
+        metavar="P[,P[k=v]...]",
+        help="policies of the text headline; POLICY[NAME=NUMBER,...] sets parameters",
+    )
+    s.add_argument(
+        "--text-lag", type=int, default=None, help="lag of the text replay (default: bench.synthetic_text.TEXT_LAG)"
+    )
     s.add_argument("--lags", type=ints, default=ints("0,1,2,4,8,16"), help="lag sweep values (traces)")
-    s.add_argument("--lag", type=int, default=None,
-                   help="lag of every policy in the trace table (default: bench.synthetic.SYNTHETIC_LAG, for all)")
-    s.add_argument("--confirm", type=ints, default=[1, 3], metavar="LO,HI",
-                   help="steps from a fact's statement to its confirming citation (drawn in LO..HI)")
+    s.add_argument(
+        "--lag",
+        type=int,
+        default=None,
+        help="lag of every policy in the trace table (default: bench.synthetic.SYNTHETIC_LAG, for all)",
+    )
+    s.add_argument(
+        "--confirm",
+        type=ints,
+        default=[1, 3],
+        metavar="LO,HI",
+        help="steps from a fact's statement to its confirming citation (drawn in LO..HI)",
+    )
     s.add_argument("--param", action="append", metavar="POLICY.NAME=VALUE", help="trace policy parameter (repeatable)")
     s.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes for the replays")
     s.add_argument("--no-text", action="store_true", help="skip the text headline (traces only)")
@@ -76,8 +100,9 @@ def _rendered(seeds, turns: int, confirm: tuple[int, int], lag: int) -> list[tup
 
     out = []
     for seed in seeds:
-        transcript, needs = synthetic_text.render(synthetic.generate(seed, turns=turns, confirm=confirm),
-                                                  counter().count, lag)
+        transcript, needs = synthetic_text.render(
+            synthetic.generate(seed, turns=turns, confirm=confirm), counter().count, lag
+        )
         out.append((f"seed {seed}", T.write(transcript), needs, transcript.header["budget"], len(transcript.turns)))
     return out
 
@@ -100,10 +125,21 @@ def cmd_synthetic(args) -> int:
         for v in args.text_policies:
             hits = [x for name, *_ in convs for x in got[(name, v.title)]]
             per = [sum(got[(name, v.title)]) / len(got[(name, v.title)]) for name, *_ in convs]
-            text_rows.append({"policy": v.title, "lag": lag, "retention": sum(hits) / max(1, len(hits)),
-                              "reuses": len(hits), "per_seed": per})
-        text_settings = {"lag": lag, "budgets": [c[3] for c in convs], "turns": [c[4] for c in convs],
-                         "tokens": counter().name}
+            text_rows.append(
+                {
+                    "policy": v.title,
+                    "lag": lag,
+                    "retention": sum(hits) / max(1, len(hits)),
+                    "reuses": len(hits),
+                    "per_seed": per,
+                }
+            )
+        text_settings = {
+            "lag": lag,
+            "budgets": [c[3] for c in convs],
+            "turns": [c[4] for c in convs],
+            "tokens": counter().name,
+        }
     main_lag = args.lag if args.lag is not None else synthetic.SYNTHETIC_LAG  # every policy at the same lag
     specs = [protocol.spec(n, lag=main_lag, **params.get(n, {})) for n in args.policies]
     jobs = [(seed, args.turns, args.budget, sp, None, confirm) for sp in specs for seed in args.seeds]
@@ -115,24 +151,42 @@ def cmd_synthetic(args) -> int:
         a[0] += kept
         a[1] += needed
         budgets.add(b)
-    trace_rows = [{"policy": sp.title, "lag": sp.bench_lag(), "retention": acc[(sp.title, None)][0] / max(1, acc[(sp.title, None)][1]),
-                   "reuses": acc[(sp.title, None)][1]} for sp in specs]
-    sweep = [{"policy": sp.title, "lag": L, "retention": acc[(sp.title, L)][0] / max(1, acc[(sp.title, L)][1])}
-             for sp in specs for L in args.lags]
-    head = (f"Synthetic: retention of reused facts ({len(args.seeds)} seeds x {args.turns} trace turns, confirmation "
-            f"after {confirm[0]}-{confirm[1]} trace steps)")
+    trace_rows = [
+        {
+            "policy": sp.title,
+            "lag": sp.bench_lag(),
+            "retention": acc[(sp.title, None)][0] / max(1, acc[(sp.title, None)][1]),
+            "reuses": acc[(sp.title, None)][1],
+        }
+        for sp in specs
+    ]
+    sweep = [
+        {"policy": sp.title, "lag": L, "retention": acc[(sp.title, L)][0] / max(1, acc[(sp.title, L)][1])}
+        for sp in specs
+        for L in args.lags
+    ]
+    head = (
+        f"Synthetic: retention of reused facts ({len(args.seeds)} seeds x {args.turns} trace turns, confirmation "
+        f"after {confirm[0]}-{confirm[1]} trace steps)"
+    )
     print(head)
     if text_rows:
-        print(f"\nas text through the replay (the headline): priors from the text, lag {text_settings['lag']}, "
-              f"budget per conversation {','.join(map(str, text_settings['budgets']))} tokens ({counter().name}), "
-              f"{','.join(map(str, text_settings['turns']))} turns")
+        print(
+            f"\nas text through the replay (the headline): priors from the text, lag {text_settings['lag']}, "
+            f"budget per conversation {','.join(map(str, text_settings['budgets']))} tokens ({counter().name}), "
+            f"{','.join(map(str, text_settings['turns']))} turns"
+        )
         _print_rows(text_rows, per_seed=True)
         m = next((r for r in text_rows if r["policy"] == "measured"), None)
         if m is not None:
-            print(f"goal: measured as text >= {GOAL_SYNTHETIC}: {'met' if m['retention'] >= GOAL_SYNTHETIC else 'MISSED'} "
-                  f"({m['retention']:.3f})")
-    print(f"\ntraces without text (ablation: no priors), every policy at lag {main_lag}, budget "
-          f"{args.budget or 'auto: ' + ','.join(map(str, sorted(budgets)))} tokens")
+            print(
+                f"goal: measured as text >= {GOAL_SYNTHETIC}: {'met' if m['retention'] >= GOAL_SYNTHETIC else 'MISSED'} "
+                f"({m['retention']:.3f})"
+            )
+    print(
+        f"\ntraces without text (ablation: no priors), every policy at lag {main_lag}, budget "
+        f"{args.budget or 'auto: ' + ','.join(map(str, sorted(budgets)))} tokens"
+    )
     _print_rows(trace_rows)
     width = max(len(r["policy"]) for r in trace_rows)
     print("\nlag sweep (traces, retention):")
@@ -140,14 +194,33 @@ def cmd_synthetic(args) -> int:
     for sp in specs:
         vals = [acc[(sp.title, L)][0] / max(1, acc[(sp.title, L)][1]) for L in args.lags]
         print(f"{sp.title.ljust(width)}  " + "  ".join(f"{v:.3f} " for v in vals))
-    settings = {"seeds": args.seeds, "turns": args.turns, "budget": args.budget or sorted(budgets), "confirm": confirm,
-                "lags": args.lags, "generator": synthetic.generate.__kwdefaults__ or "defaults", "text": text_settings}
+    settings = {
+        "seeds": args.seeds,
+        "turns": args.turns,
+        "budget": args.budget or sorted(budgets),
+        "confirm": confirm,
+        "lags": args.lags,
+        "generator": synthetic.generate.__kwdefaults__ or "defaults",
+        "text": text_settings,
+    }
     if args.json:
-        Path(args.json).write_text(json.dumps({"results": text_rows, "trace_results": trace_rows, "lag_sweep": sweep,
-                                               "settings": settings}, indent=2, default=str))
+        Path(args.json).write_text(
+            json.dumps(
+                {"results": text_rows, "trace_results": trace_rows, "lag_sweep": sweep, "settings": settings},
+                indent=2,
+                default=str,
+            )
+        )
     if args.plot:
-        report.plot_lines(sweep, "lag", "retention", args.plot, "Synthetic traces: retention of reused facts vs lag",
-                          "lag L (steps)", "retention")
+        report.plot_lines(
+            sweep,
+            "lag",
+            "retention",
+            args.plot,
+            "Synthetic traces: retention of reused facts vs lag",
+            "lag L (steps)",
+            "retention",
+        )
     return 0
 
 
@@ -158,5 +231,7 @@ def _print_rows(rows: list[dict], per_seed: bool = False) -> None:
         tail = f"  {min(r['per_seed']):>8.3f}" if per_seed else ""
         print(f"{r['policy'].ljust(width)}  {r['lag']:>3}  {r['retention']:>9.3f}{tail}")
     if per_seed and rows:
-        print(f"(retention pooled over the seeds' reuses; min seed: the lowest seed's share; "
-              f"mean of seeds for measured: {statistics.fmean(next((r['per_seed'] for r in rows if r['policy'] == 'measured'), [0.0])):.3f})")
+        print(
+            f"(retention pooled over the seeds' reuses; min seed: the lowest seed's share; "
+            f"mean of seeds for measured: {statistics.fmean(next((r['per_seed'] for r in rows if r['policy'] == 'measured'), [0.0])):.3f})"
+        )

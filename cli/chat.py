@@ -39,9 +39,13 @@ def _summary(result) -> str:
     if result.cited:
         lines.append("cited: " + ", ".join(f"T{n}" for n in result.cited))
     if result.evictions:
-        lines.append("left memory: " + ", ".join(f"T{r.turn} (importance {r.importance:.3g})" for r in result.evictions))
+        lines.append(
+            "left memory: " + ", ".join(f"T{r.turn} (importance {r.importance:.3g})" for r in result.evictions)
+        )
     if result.misses:
-        lines.append("missed (evicted but wanted): " + ", ".join(f"T{m.turn} ({m.similarity:.2f})" for m in result.misses))
+        lines.append(
+            "missed (evicted but wanted): " + ", ".join(f"T{m.turn} ({m.similarity:.2f})" for m in result.misses)
+        )
     if result.restored:
         lines.append("restored: " + ", ".join(f"T{n}" for n in result.restored))
     return "\n".join(f"  [{line}]" for line in lines)
@@ -97,7 +101,11 @@ def cmd_chat(args) -> int:
         if line.strip() in ("/quit", "/exit"):
             return 0
         try:
-            ex = svc.answer_pending(conv, owner=args.user) if line.strip() == "/retry" else svc.send(conv, line, owner=args.user)
+            ex = (
+                svc.answer_pending(conv, owner=args.user)
+                if line.strip() == "/retry"
+                else svc.send(conv, line, owner=args.user)
+            )
             if ex is None:
                 print("nothing to retry")
                 continue
@@ -117,9 +125,16 @@ def cmd_chat(args) -> int:
 
 def register(sub) -> None:
     def common(p):
-        p.add_argument("--conversation", type=int, metavar="ID", help="conversation to use (default: the most recent, or a new one)")
+        p.add_argument(
+            "--conversation",
+            type=int,
+            metavar="ID",
+            help="conversation to use (default: the most recent, or a new one)",
+        )
         p.add_argument("--db", metavar="URL", help="database URL")
-        p.add_argument("--user", type=user_arg, help="act as this user; without it, only owner-less conversations are used")
+        p.add_argument(
+            "--user", type=user_arg, help="act as this user; without it, only owner-less conversations are used"
+        )
 
     chat = sub.add_parser("chat", help="chat in the terminal, showing citations and evictions after each answer")
     common(chat)

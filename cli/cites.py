@@ -41,18 +41,32 @@ def register(sub, default_data: str) -> None:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--data", default=default_data, help="LoCoMo JSON file (a list of conversations)")
-    p.add_argument("--retrievers", type=_names, default=list(NO_KEY_RETRIEVERS),
-                   help=f"comma-separated, from {', '.join(ALL_RETRIEVERS)} (default: those needing no key)")
+    p.add_argument(
+        "--retrievers",
+        type=_names,
+        default=list(NO_KEY_RETRIEVERS),
+        help=f"comma-separated, from {', '.join(ALL_RETRIEVERS)} (default: those needing no key)",
+    )
     p.add_argument("--placement", choices=("end", "earliest", "random"), default="random")
     p.add_argument("--seeds", type=_ints, default=[0, 1, 2, 3, 4], help="placement seeds (pooled)")
-    p.add_argument("--conversations", type=_names, default=None,
-                   help="conversations to use: sample ids or 1-based positions (default: all)")
+    p.add_argument(
+        "--conversations",
+        type=_names,
+        default=None,
+        help="conversations to use: sample ids or 1-based positions (default: all)",
+    )
     p.add_argument("--limit", type=int, default=None, help="at most N questions (evenly spaced)")
-    p.add_argument("--fit", action="store_true",
-                   help="fit the hybrid ranker's constants on the chosen conversations and print them")
-    p.add_argument("--policy", default=None,
-                   help="score over the turns this policy keeps in memory (with --budget), fed the "
-                        "retriever's own citations, instead of over every turn so far")
+    p.add_argument(
+        "--fit",
+        action="store_true",
+        help="fit the hybrid ranker's constants on the chosen conversations and print them",
+    )
+    p.add_argument(
+        "--policy",
+        default=None,
+        help="score over the turns this policy keeps in memory (with --budget), fed the "
+        "retriever's own citations, instead of over every turn so far",
+    )
     p.add_argument("--budget", type=int, default=None, help="memory budget in tokens for --policy")
     p.add_argument("--json", metavar="OUT", help="write results and settings as JSON")
     p.set_defaults(func=cmd_cites)
@@ -68,8 +82,10 @@ def select(convs: list, wanted: list[str] | None) -> list:
             continue
         match = [c for c in convs if c.sample_id == w]
         if not match:
-            raise SystemExit(f"--conversations: no conversation {w!r} (sample ids: "
-                             f"{', '.join(c.sample_id for c in convs)}; or 1..{len(convs)})")
+            raise SystemExit(
+                f"--conversations: no conversation {w!r} (sample ids: "
+                f"{', '.join(c.sample_id for c in convs)}; or 1..{len(convs)})"
+            )
         out += match
     return out
 
@@ -88,8 +104,10 @@ def cmd_cites(args) -> int:
             raise SystemExit(f"unknown retriever {name!r}; choose from {', '.join(ALL_RETRIEVERS)}")
     convs = select(locomo.load(path), args.conversations)
     embedder = get_embedder()
-    print(f"embedding {sum(len(c.turns) + len(c.questions) for c in convs)} texts "
-          f"(cached in {embed_cache.cache_dir()})", file=sys.stderr)
+    print(
+        f"embedding {sum(len(c.turns) + len(c.questions) for c in convs)} texts (cached in {embed_cache.cache_dir()})",
+        file=sys.stderr,
+    )
     corpus = cites.Corpus(convs, lambda texts: embed_cache.embed(embedder, texts))
     items = cites.asks(convs, args.seeds, args.placement, args.limit)
     if args.fit:
@@ -116,17 +134,24 @@ def cmd_cites(args) -> int:
                 from assistant.models.profile import profile_of
 
                 profile_of(client).shut_down()
-    where = (f"over the turns {args.policy} keeps in {args.budget} tokens" if args.policy
-             else "over every turn so far")
-    print(f"LoCoMo citations {where}: {len(convs)} conversations, placement {args.placement}, "
-          f"seeds {','.join(map(str, args.seeds))}")
+    where = f"over the turns {args.policy} keeps in {args.budget} tokens" if args.policy else "over every turn so far"
+    print(
+        f"LoCoMo citations {where}: {len(convs)} conversations, placement {args.placement}, "
+        f"seeds {','.join(map(str, args.seeds))}"
+    )
     if results:
         print(cites.table(results))
     if args.json:
-        settings = {"data": str(path), "conversations": [c.sample_id for c in convs],
-                    "placement": args.placement, "seeds": args.seeds, "limit": args.limit,
-                    "policy": args.policy, "budget": args.budget,
-                    "skipped": skipped}
+        settings = {
+            "data": str(path),
+            "conversations": [c.sample_id for c in convs],
+            "placement": args.placement,
+            "seeds": args.seeds,
+            "limit": args.limit,
+            "policy": args.policy,
+            "budget": args.budget,
+            "skipped": skipped,
+        }
         Path(args.json).write_text(json.dumps({"results": results, "settings": settings}, indent=2))
     return 0
 

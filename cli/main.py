@@ -11,8 +11,7 @@ from pathlib import Path
 
 from bench import loadtest
 from cli import bench as bench_commands
-from cli import chat
-from cli import whatif
+from cli import chat, whatif
 from cli.users import user_arg
 from memory import transcript as T
 
@@ -49,12 +48,17 @@ def _counter():
 def print_timeline(log, out=sys.stdout) -> None:
     """The readable replay: one line per stored turn, then what happened at that step."""
     s = log.settings
-    print(f"policy {s['policy']}  budget {s['budget']} tokens  lag {s['effective_lag']}  tokens: {s['tokens']}", file=out)
+    print(
+        f"policy {s['policy']}  budget {s['budget']} tokens  lag {s['effective_lag']}  tokens: {s['tokens']}", file=out
+    )
     for kind, e in log.history:
         if kind == "turn":
             over = "  OVER BUDGET (pinned + protected turns alone exceed it)" if e["used_tokens"] > e["budget"] else ""
-            print(f"step {e['step']:>4}  +T{e['turn']} {e['role']:<9} {e['tokens']:>5} tok   "
-                  f"memory {e['used_tokens']:>6}/{e['budget']}  active {len(e['active'])}{over}", file=out)
+            print(
+                f"step {e['step']:>4}  +T{e['turn']} {e['role']:<9} {e['tokens']:>5} tok   "
+                f"memory {e['used_tokens']:>6}/{e['budget']}  active {len(e['active'])}{over}",
+                file=out,
+            )
         elif kind == "event":
             value = f" {e['value']:+g}" if "value" in e else ""
             refused = f" REFUSED: {e['refused']}" if "refused" in e else ""
@@ -63,8 +67,11 @@ def print_timeline(log, out=sys.stdout) -> None:
             ru = ", ".join(f"T{r['turn']} {r['importance']:g}" for r in e["runners_up"]) or "none"
             print(f"            evicted T{e['turn']} (importance {e['importance']:g}; next lowest: {ru})", file=out)
     f = log.final
-    print(f"final: {len(f['active'])} turns in memory ({f['used_tokens']}/{f['budget']} tokens), "
-          f"{len(f['evicted'])} evicted, {len(f['pinned'])} pinned, {log.dropped_cites} cites dropped", file=out)
+    print(
+        f"final: {len(f['active'])} turns in memory ({f['used_tokens']}/{f['budget']} tokens), "
+        f"{len(f['evicted'])} evicted, {len(f['pinned'])} pinned, {log.dropped_cites} cites dropped",
+        file=out,
+    )
 
 
 def cmd_replay(args) -> int:
@@ -107,7 +114,15 @@ def cmd_import(args) -> int:
 
     t = _read_transcript(args.file)
     settings = settings_from(t.header, defaults=default_settings())  # as the app's sidebar imports
-    log = replay(open_store(args.db), t, _counter(), settings, title=args.title or t.header.get("title") or Path(args.file).stem, owner=args.user, atomic=True)
+    log = replay(
+        open_store(args.db),
+        t,
+        _counter(),
+        settings,
+        title=args.title or t.header.get("title") or Path(args.file).stem,
+        owner=args.user,
+        atomic=True,
+    )
     print(f"lagmem: conversation {log.conversation_id} is {scope_note(args.user)}", file=sys.stderr)
     print(f"imported {len(log.turns)} turns as conversation {log.conversation_id}")
     return 0
@@ -135,7 +150,9 @@ def cmd_claim(args) -> int:
     try:
         store.claim(args.conversation, owner=args.user, holder=args.holder)
     except NotFound as exc:
-        raise SystemExit(f"lagmem: {exc} (only an owner-less conversation, or one of the owner --from names, can be claimed)")
+        raise SystemExit(
+            f"lagmem: {exc} (only an owner-less conversation, or one of the owner --from names, can be claimed)"
+        )
     finally:
         store.close()
     print(f"conversation {args.conversation} now belongs to {args.user}")
@@ -146,7 +163,10 @@ def scope_note(user: str | None) -> str:
     """Which conversations a command without sign-in acts on, said out loud."""
     if user:
         return f"{user}'s"
-    return "owner-less (no --user): visible only to commands and pages without sign-in; `lagmem claim ID --user NAME` gives it an owner"
+    return (
+        "owner-less (no --user): visible only to commands and pages without sign-in; "
+        "`lagmem claim ID --user NAME` gives it an owner"
+    )
 
 
 def cmd_list(args) -> int:
@@ -158,27 +178,52 @@ def cmd_list(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lagmem", description=__doc__.replace("``", ""), epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("-v", "--verbose", dest="log_verbosity", action="count", default=0,
-                   help="say more on standard error: -v what lagmem does (which model, which token counter, "
-                   "servers started), -vv debugging detail; without it, only warnings")
+    p = argparse.ArgumentParser(
+        prog="lagmem",
+        description=__doc__.replace("``", ""),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "-v",
+        "--verbose",
+        dest="log_verbosity",
+        action="count",
+        default=0,
+        help="say more on standard error: -v what lagmem does (which model, which token counter, "
+        "servers started), -vv debugging detail; without it, only warnings",
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
     def db_flags(sp):
-        sp.add_argument("--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)")
-        sp.add_argument("--user", type=user_arg, help="act as this user; without it, only owner-less conversations are seen and created")
+        sp.add_argument(
+            "--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)"
+        )
+        sp.add_argument(
+            "--user",
+            type=user_arg,
+            help="act as this user; without it, only owner-less conversations are seen and created",
+        )
 
-    r = sub.add_parser("replay", help="replay a saved conversation through the memory layer and storage",
-                       description="Replay a saved conversation (JSONL) through the real memory layer and storage. "
-                       "Flags override the file's header; without --db a temporary SQLite file is used.")
+    r = sub.add_parser(
+        "replay",
+        help="replay a saved conversation through the memory layer and storage",
+        description="Replay a saved conversation (JSONL) through the real memory layer and storage. "
+        "Flags override the file's header; without --db a temporary SQLite file is used.",
+    )
     r.add_argument("file")
     r.add_argument("--budget", type=int, help="token budget (default: header, else 2000)")
     r.add_argument("--lag", type=int, help="steps a new turn stays protected (default: header, else 4)")
     r.add_argument("--policy", help="fifo, lru, accumulate, window, measured (default: header, else measured)")
     r.add_argument("--db", metavar="URL", help="keep the replay in this database")
     r.add_argument("--json", action="store_true", help="print one JSON object (byte-identical for the same input)")
-    r.add_argument("--compare", type=whatif.policies_arg, metavar="P1,P2", help="instead: the side-by-side table of these policies, in memory")
+    r.add_argument(
+        "--compare",
+        type=whatif.policies_arg,
+        metavar="P1,P2",
+        help="instead: the side-by-side table of these policies, in memory",
+    )
     r.set_defaults(func=cmd_replay)
 
     i = sub.add_parser("import", help="store a saved conversation (all or nothing)")
@@ -193,14 +238,24 @@ def build_parser() -> argparse.ArgumentParser:
     db_flags(e)
     e.set_defaults(func=cmd_export)
 
-    c = sub.add_parser("claim", help="give an owner-less conversation (from before sign-in) to a user",
-                       description="Give an owner-less conversation to USER: it becomes private to them. "
-                       "A conversation that already has an owner is taken only with --from naming that owner "
-                       "(say, an unverified email's or a bare subject's, moved to the ISSUER#SUBJECT owner).")
+    c = sub.add_parser(
+        "claim",
+        help="give an owner-less conversation (from before sign-in) to a user",
+        description="Give an owner-less conversation to USER: it becomes private to them. "
+        "A conversation that already has an owner is taken only with --from naming that owner "
+        "(say, an unverified email's or a bare subject's, moved to the ISSUER#SUBJECT owner).",
+    )
     c.add_argument("conversation", type=int, metavar="CONVERSATION_ID")
-    c.add_argument("--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)")
+    c.add_argument(
+        "--db", metavar="URL", help="database URL (default: LAGMEM_DATABASE_URL or the data dir's SQLite file)"
+    )
     c.add_argument("--user", type=user_arg, required=True, help="the user who will own it")
-    c.add_argument("--from", dest="holder", metavar="OWNER", help="the owner it has now, exactly as stored (`lagmem list --user OWNER`)")
+    c.add_argument(
+        "--from",
+        dest="holder",
+        metavar="OWNER",
+        help="the owner it has now, exactly as stored (`lagmem list --user OWNER`)",
+    )
     c.set_defaults(func=cmd_claim)
 
     ls = sub.add_parser("list", help="list conversations")

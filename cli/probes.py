@@ -22,8 +22,12 @@ def register(sub) -> None:
         ),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    p.add_argument("--file", default=None, help="probe JSONL file (default: bench/probes.jsonl; bench/probes_heldout.jsonl is the "
-                        "second set, written after the answer rules)")
+    p.add_argument(
+        "--file",
+        default=None,
+        help="probe JSONL file (default: bench/probes.jsonl; bench/probes_heldout.jsonl is the "
+        "second set, written after the answer rules)",
+    )
     p.add_argument("--budget", type=int, default=150, help="memory budget of each probe conversation")
     p.add_argument("--lag", type=int, default=2, help="lag of each probe conversation")
     p.add_argument("--policy", default="measured")
@@ -54,13 +58,18 @@ def cmd_probes(args) -> int:
     if args.verbose:
         for r in out["rows"]:
             print(f"{'ok ' if r['ok'] else 'NO '} {r['id']:<10} [{r['answered_by']}] {r['answer']}")
-    unknown = (f"; no fact stated: {out['unknown_probes']}, answered 'I don't know': {out['abstained']:.1%}"
-               if out["unknown_probes"] else "")
-    print(f"probes: {out['fact_probes']}, answered with the fact: {out['with_fact']:.1%}{unknown}; answered by "
-          f"the model {out['answered_by']['model']}, extractive {out['answered_by']['extractive']}; "
-          f"longest answer {out['max_answer_tokens']} tokens (cap {min(150, args.budget // 4)}); "
-          f"question first-token median {out['question_ttft_ms_median']} ms; model {svc.llm.model}, "
-          f"budget {args.budget}, lag {args.lag}, policy {args.policy}")
+    unknown = (
+        f"; no fact stated: {out['unknown_probes']}, answered 'I don't know': {out['abstained']:.1%}"
+        if out["unknown_probes"]
+        else ""
+    )
+    print(
+        f"probes: {out['fact_probes']}, answered with the fact: {out['with_fact']:.1%}{unknown}; answered by "
+        f"the model {out['answered_by']['model']}, extractive {out['answered_by']['extractive']}; "
+        f"longest answer {out['max_answer_tokens']} tokens (cap {min(150, args.budget // 4)}); "
+        f"question first-token median {out['question_ttft_ms_median']} ms; model {svc.llm.model}, "
+        f"budget {args.budget}, lag {args.lag}, policy {args.policy}"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2, ensure_ascii=False))
     return 0

@@ -20,9 +20,9 @@ from dataclasses import dataclass, fields, is_dataclass
 
 import numpy as np
 
-from .evidence import Evidence
-from .params import ParamSpec, param
-from .types import TurnState
+from memory.evidence import Evidence
+from memory.params import ParamSpec, param
+from memory.types import TurnState
 
 
 class Policy:
@@ -35,8 +35,15 @@ class Policy:
     def scores(self, candidates: Sequence[TurnState], evidence: Evidence, now: int) -> list[float]:
         raise NotImplementedError
 
-    def importances(self, numbers: np.ndarray, arrived: np.ndarray, tokens: np.ndarray, evidence: Evidence,
-                    now: int, turn_at: Callable[[int], TurnState]) -> np.ndarray:
+    def importances(
+        self,
+        numbers: np.ndarray,
+        arrived: np.ndarray,
+        tokens: np.ndarray,
+        evidence: Evidence,
+        now: int,
+        turn_at: Callable[[int], TurnState],
+    ) -> np.ndarray:
         """``scores`` for candidates given as columns, as the layer has them (numbers, arrival
         steps, tokens, in candidate order; ``turn_at(k)`` is candidate k's ``TurnState``).
 

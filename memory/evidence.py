@@ -16,8 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .types import Citation, TurnState
-
+from memory.types import Citation, TurnState
 
 BLOCK = 16  # steps per block of the settled-evidence fold (see ``Evidence.measure``)
 
@@ -36,7 +35,7 @@ def powers(base: float, upto: int) -> np.ndarray:
     if table is None or len(table) <= upto:
         have = 0 if table is None else len(table)
         size = max(upto + 1, 2 * have, 1024)
-        more = np.array([base ** k for k in range(have, size)], dtype=np.float64)
+        more = np.array([base**k for k in range(have, size)], dtype=np.float64)
         table = more if table is None else np.concatenate((table, more))
         _POWERS[base] = table  # a reader holding the old table still reads correct entries
     return table
@@ -128,8 +127,8 @@ class Evidence:
 
     ``correctness(answer)`` is 1 unless feedback on that answer said it was wrong (then
     ``wrong_weight``, 0 by default): the paper's *demonstrated utility* weighting. ``lag`` is the
-    lag in force, given when the view is made (the layer's, fixed for its life): evidence a turn got inside its own lag window
-    (steps ``arrived .. arrived + lag - 1``) is *provisional*, evidence after it is *settled*.
+    lag in force, given when the view is made (the layer's, fixed for its life): evidence a turn got
+    inside its own lag window (steps ``arrived .. arrived + lag - 1``) is *provisional*, evidence after it is *settled*.
 
     Settled evidence is computed from the raw log at decision time. So that a decision costs what the
     memory holds, not what the history holds, its value is defined by a fold over fixed blocks of
@@ -162,7 +161,9 @@ class Evidence:
         if prior is not None and not (math.isfinite(prior) and prior >= 0.0):
             raise ValueError(f"turn {turn}: prior must be a finite number >= 0 or None, got {prior!r}")
         if turn >= len(self._prior):
-            self._prior = np.concatenate((self._prior, np.full(max(turn + 1, 2 * len(self._prior)) - len(self._prior), np.nan)))
+            self._prior = np.concatenate(
+                (self._prior, np.full(max(turn + 1, 2 * len(self._prior)) - len(self._prior), np.nan))
+            )
         self._prior[turn] = np.nan if prior is None else float(prior)
 
     def priors(self, numbers: np.ndarray) -> np.ndarray:
@@ -220,7 +221,7 @@ class Evidence:
         if c.answer_turn is None:
             return 1.0
         value = self.correctness(c.answer_turn, wrong)
-        return value if c.weight == 1.0 else value ** c.weight
+        return value if c.weight == 1.0 else value**c.weight
 
     def measure(self, t: TurnState, now: int, decay: float, wrong: float = 0.0) -> tuple[float, float, float, int]:
         """(settled, provisional total weight, belief, seen) for ``t`` at ``now``.
@@ -334,8 +335,16 @@ class Evidence:
                     self._mirror.mark(c.turn)
             del recent[:cut]
 
-    def _add_open_block(self, mirror: _Mirror, numbers: np.ndarray, settled: np.ndarray, seen: np.ndarray,
-                        now: int, table: np.ndarray, wrong: float) -> bool:
+    def _add_open_block(
+        self,
+        mirror: _Mirror,
+        numbers: np.ndarray,
+        settled: np.ndarray,
+        seen: np.ndarray,
+        now: int,
+        table: np.ndarray,
+        wrong: float,
+    ) -> bool:
         """Add to ``settled`` the open block's cites of the (non-stale) turns in ``numbers``, and
         move ``seen`` to the last of them that counted.
 
@@ -360,7 +369,8 @@ class Evidence:
             feedback = self._feedback
             # ``_value`` inlined: weight * correctness, where correctness 1 leaves the weight exact
             values = [
-                c.weight if c.answer_turn is None or feedback.get(c.answer_turn, 0.0) >= 0
+                c.weight
+                if c.answer_turn is None or feedback.get(c.answer_turn, 0.0) >= 0
                 else c.weight * credit(feedback[c.answer_turn], wrong)
                 for c in map(recent.__getitem__, pick.tolist())
             ]

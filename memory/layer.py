@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .evidence import Evidence
-from .policies import Policy, make_policy
-from .types import (
+from memory.evidence import Evidence
+from memory.policies import Policy, make_policy
+from memory.types import (
     Citation,
     EvictionRecord,
     MemorySettings,
@@ -105,7 +105,7 @@ class MemoryLayer:
         feedback: Mapping[object, float] | None = None,
         step: int | None = None,
         policy: Policy | None = None,
-    ) -> "MemoryLayer":
+    ) -> MemoryLayer:
         """Rebuild a layer from stored state alone (turn rows, citation log, feedback)."""
         layer = cls(settings, policy)
         for t in sorted(turns, key=lambda t: t.number):
@@ -186,7 +186,9 @@ class MemoryLayer:
         now = self.step
         numbers, arrived, tokens = self._columns.candidates(now, self.lag)
         turns = self._turns
-        values = self.policy.importances(numbers, arrived, tokens, self._evidence, now, lambda k: turns[int(numbers[k])])
+        values = self.policy.importances(
+            numbers, arrived, tokens, self._evidence, now, lambda k: turns[int(numbers[k])]
+        )
         order = np.lexsort((numbers, values)).tolist() if len(numbers) else []
         return numbers.tolist(), values.tolist(), order
 

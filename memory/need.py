@@ -27,17 +27,29 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import need_models
-from .need_models import NeedModel, TreeNeedModel, model_from_dict
+from memory import need_models
+from memory.need_models import NeedModel, TreeNeedModel, model_from_dict
 
-__all__ = ["ArrivalContext", "FEATURES", "NeedModel", "TreeNeedModel", "content_words", "model_from_dict",
-           "text_features", "vector"]
+__all__ = [
+    "ArrivalContext",
+    "FEATURES",
+    "NeedModel",
+    "TreeNeedModel",
+    "content_words",
+    "model_from_dict",
+    "text_features",
+    "vector",
+]
 
-MONTHS = ("january february march april may june july august september october november december "
-          "jan feb mar apr jun jul aug sep sept oct nov dec")
-TIME_WORDS = ("yesterday today tomorrow tonight week weekend month year ago last next monday tuesday "
-              "wednesday thursday friday saturday sunday morning evening night birthday")
-_DATE = re.compile(r"\b(?:%s)\b" % "|".join((MONTHS + " " + TIME_WORDS).split()), re.IGNORECASE)
+MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+)
+TIME_WORDS = (
+    "yesterday today tomorrow tonight week weekend month year ago last next monday tuesday "
+    "wednesday thursday friday saturday sunday morning evening night birthday"
+)
+_DATE = re.compile(r"\b(?:{})\b".format("|".join((MONTHS + " " + TIME_WORDS).split())), re.IGNORECASE)
 _NUMBER = re.compile(r"\d")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
@@ -47,20 +59,37 @@ _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our)\b")
 RECENT_QUESTIONS = 4  # questions remembered for the similarity feature
 NOVELTY_TURNS = 80  # a word is new when none of this many previous turns used it
 # words too common in chat to say anything new (lower case; words of 1-2 letters never count)
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an the and or but if of to in on at for with from by about as is are was were be been being am do does
 did have has had i me my mine we us our you your yours he him his she her they them their it its this that
 these those there here what when where who how why which so just really too very not no yes yeah oh wow hey
 hi thanks thank lol haha can could would should will shall may might must up out over more most much many
 some any all one get got go going gonna like love good great nice awesome amazing sounds sound that's it's
 i'm i've you're that’s it’s i’m don't didn't can't know think feel feeling felt make made
-time things thing lot also well""".split())
+time things thing lot also well""".split()
+)
 
 # Feature names, in the order of the vector ``features`` returns (the model file names them too).
 FEATURES = (
-    "log_words", "question", "number", "year", "date_words", "names", "photo", "first_person",
-    "exclaim", "session_index_0", "session_index_1", "log_session_index", "after_question",
-    "sim_prev", "sim_recent_question", "log_prev_words", "log_new_words", "frac_new",
+    "log_words",
+    "question",
+    "number",
+    "year",
+    "date_words",
+    "names",
+    "photo",
+    "first_person",
+    "exclaim",
+    "session_index_0",
+    "session_index_1",
+    "log_session_index",
+    "after_question",
+    "sim_prev",
+    "sim_recent_question",
+    "log_prev_words",
+    "log_new_words",
+    "frac_new",
 )
 
 
@@ -69,7 +98,11 @@ def _names(text: str) -> int:
     words = text.split()
     count = 0
     for prev, word in zip([""] + words, words):
-        if word[:1].isupper() and word not in ("I", "I'm", "I've", "I'll", "I'd") and prev[-1:] not in (".", "!", "?", ""):
+        if (
+            word[:1].isupper()
+            and word not in ("I", "I'm", "I've", "I'll", "I'd")
+            and prev[-1:] not in (".", "!", "?", "")
+        ):
             count += 1
     return count
 

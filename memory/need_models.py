@@ -85,15 +85,22 @@ class NeedModel:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "NeedModel":
+    def from_dict(cls, d: Mapping) -> NeedModel:
         if d.get("format") != LOGISTIC_FORMAT:
             raise ValueError(f"not a lagmem need model (format {d.get('format')!r}, expected {LOGISTIC_FORMAT!r})")
         names = tuple(d["names"])
         if not (len(names) == len(d["mean"]) == len(d["scale"]) == len(d["coef"])):
             raise ValueError("need model: names, mean, scale and coef must have the same length")
-        return cls(names, tuple(map(float, d["mean"])), tuple(float(s) or 1.0 for s in d["scale"]),
-                   tuple(map(float, d["coef"])), float(d["intercept"]), tuple(map(float, d.get("embedding_coef", ()))),
-                   str(d.get("version", "")), dict(d.get("meta", {})))
+        return cls(
+            names,
+            tuple(map(float, d["mean"])),
+            tuple(float(s) or 1.0 for s in d["scale"]),
+            tuple(map(float, d["coef"])),
+            float(d["intercept"]),
+            tuple(map(float, d.get("embedding_coef", ()))),
+            str(d.get("version", "")),
+            dict(d.get("meta", {})),
+        )
 
 
 @dataclass(frozen=True)
@@ -128,9 +135,14 @@ class Tree:
             node = np.where(inner, np.where(go_left, left[node], right[node]), node)
 
     @classmethod
-    def from_dict(cls, d: Mapping, n_features: int) -> "Tree":
-        t = cls(tuple(map(int, d["feature"])), tuple(map(float, d["threshold"])), tuple(map(int, d["left"])),
-                tuple(map(int, d["right"])), tuple(map(float, d["value"])))
+    def from_dict(cls, d: Mapping, n_features: int) -> Tree:
+        t = cls(
+            tuple(map(int, d["feature"])),
+            tuple(map(float, d["threshold"])),
+            tuple(map(int, d["left"])),
+            tuple(map(int, d["right"])),
+            tuple(map(float, d["value"])),
+        )
         n = len(t.value)
         if not n or not (len(t.feature) == len(t.threshold) == len(t.left) == len(t.right) == n):
             raise ValueError("need trees: a tree's node arrays must be non-empty and of the same length")
@@ -142,8 +154,13 @@ class Tree:
         return t
 
     def as_dict(self) -> dict:
-        return {"feature": list(self.feature), "threshold": list(self.threshold), "left": list(self.left),
-                "right": list(self.right), "value": list(self.value)}
+        return {
+            "feature": list(self.feature),
+            "threshold": list(self.threshold),
+            "left": list(self.left),
+            "right": list(self.right),
+            "value": list(self.value),
+        }
 
 
 @dataclass(frozen=True)
@@ -178,17 +195,30 @@ class TreeNeedModel:
         return 1.0 / (1.0 + np.exp(-z))
 
     def as_dict(self) -> dict:
-        return {"format": TREES_FORMAT, "version": self.version, "names": list(self.names), "init": self.init,
-                "learning_rate": self.learning_rate, "trees": [t.as_dict() for t in self.trees], "meta": self.meta}
+        return {
+            "format": TREES_FORMAT,
+            "version": self.version,
+            "names": list(self.names),
+            "init": self.init,
+            "learning_rate": self.learning_rate,
+            "trees": [t.as_dict() for t in self.trees],
+            "meta": self.meta,
+        }
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> "TreeNeedModel":
+    def from_dict(cls, d: Mapping) -> TreeNeedModel:
         if d.get("format") != TREES_FORMAT:
             raise ValueError(f"not lagmem need trees (format {d.get('format')!r}, expected {TREES_FORMAT!r})")
         names = tuple(d["names"])
         trees = tuple(Tree.from_dict(t, len(names)) for t in d["trees"])
-        return cls(names, float(d["init"]), float(d["learning_rate"]), trees, str(d.get("version", "")),
-                   dict(d.get("meta", {})))
+        return cls(
+            names,
+            float(d["init"]),
+            float(d["learning_rate"]),
+            trees,
+            str(d.get("version", "")),
+            dict(d.get("meta", {})),
+        )
 
 
 def model_json(model: NeedModel | TreeNeedModel) -> str:

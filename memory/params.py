@@ -26,11 +26,17 @@ class ParamSpec:
     def check(self, policy: str, key: str, value) -> None:
         """A ``ValueError`` naming the parameter and its range unless ``value`` is one it may take."""
         wanted = "an integer" if self.kind is int else "a number"
-        if isinstance(value, bool) or not isinstance(value, Real) or (self.kind is int and not isinstance(value, Integral)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, Real)
+            or (self.kind is int and not isinstance(value, Integral))
+        ):
             raise ValueError(f"{policy} parameter {key!r} must be {wanted}, got {short(value)}")
         # compare before any float(): a huge int stays exact, and float(10**4300) would raise
         if not (isinstance(value, Integral) or math.isfinite(value)) or not self.low <= value <= self.high:
-            raise ValueError(f"{policy} parameter {key!r} must be {wanted} in [{self.low:g}, {self.high:g}], got {short(value)}")
+            raise ValueError(
+                f"{policy} parameter {key!r} must be {wanted} in [{self.low:g}, {self.high:g}], got {short(value)}"
+            )
 
 
 def param(default: int | float, low: float, high: float):
@@ -39,7 +45,6 @@ def param(default: int | float, low: float, high: float):
     if type(default) not in (int, float) or not low <= default <= high:
         raise TypeError(f"a parameter's default must be an int or a float in [{low}, {high}], got {default!r}")
     return field(default=default, metadata={"param": ParamSpec(type(default), low, high)})
-
 
 
 def short(value) -> str:

@@ -13,17 +13,27 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from numbers import Integral, Real
 
 import numpy as np
 
-from .baselines import Accumulate, Fifo, Largest, Lru, Policy, Userfirst, Window
-from .evidence import Evidence, powers
-from .params import ParamSpec, param, short
-from .types import TurnState
+from memory.baselines import Accumulate, Fifo, Largest, Lru, Policy, Userfirst, Window
+from memory.evidence import Evidence, powers
+from memory.params import param, short
+from memory.types import TurnState
 
-__all__ = ["POLICIES", "Accumulate", "Fifo", "Largest", "Lru", "Measured", "Policy", "Userfirst",
-           "Window", "check_params", "make_policy"]
+__all__ = [
+    "POLICIES",
+    "Accumulate",
+    "Fifo",
+    "Largest",
+    "Lru",
+    "Measured",
+    "Policy",
+    "Userfirst",
+    "Window",
+    "check_params",
+    "make_policy",
+]
 
 
 @dataclass
@@ -110,7 +120,9 @@ class Measured(Policy):
     need_size_power: float = param(0.0, 0.0, 8.0)
     citations: float = param(1.0, 0.0, 1000.0)
     name = "measured"
-    description = "evicts the turn with the least demonstrated utility per token (lagged, decayed, correctness-weighted)"
+    description = (
+        "evicts the turn with the least demonstrated utility per token (lagged, decayed, correctness-weighted)"
+    )
 
     def scores(self, candidates, evidence, now):
         n = len(candidates)
@@ -119,8 +131,15 @@ class Measured(Policy):
         tokens = np.fromiter([t.tokens for t in candidates], np.int64, n)
         return self.importances(numbers, arrived, tokens, evidence, now, candidates.__getitem__).tolist()
 
-    def importances(self, numbers: np.ndarray, arrived: np.ndarray, tokens: np.ndarray, evidence: Evidence,
-                    now: int, turn_at: Callable[[int], TurnState]) -> np.ndarray:
+    def importances(
+        self,
+        numbers: np.ndarray,
+        arrived: np.ndarray,
+        tokens: np.ndarray,
+        evidence: Evidence,
+        now: int,
+        turn_at: Callable[[int], TurnState],
+    ) -> np.ndarray:
         """``scores`` as a float64 array, computed for all candidates at once.
 
         The candidates come as columns (their numbers, arrival steps and tokens, in candidate
@@ -177,8 +196,15 @@ class Measured(Policy):
             verdict = np.where(verdict != 0.0, np.where(v > 0.0, v, 0.0), verdict)
         return u + verdict
 
-    def _per_token(self, s: np.ndarray, tokens: np.ndarray, ages: np.ndarray, now: int,
-                   p: np.ndarray | None = None, trust: np.ndarray | None = None) -> np.ndarray:
+    def _per_token(
+        self,
+        s: np.ndarray,
+        tokens: np.ndarray,
+        ages: np.ndarray,
+        now: int,
+        p: np.ndarray | None = None,
+        trust: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Add the prior (faded) and divide by size ** density (size = tokens over the candidates'
         mean). ``p``: the candidates' learned priors (NaN where a turn has none)."""
         prior, size_power, density = self.prior, self.size_power, self.density
@@ -195,7 +221,7 @@ class Measured(Policy):
         sizes = size.tolist()
         if prior or known is not None:
             fade = powers(self.prior_decay, now)[ages] if self.prior_decay != 1.0 else 1.0
-            grown = np.array([x ** size_power for x in sizes]) if size_power else 1.0
+            grown = np.array([x**size_power for x in sizes]) if size_power else 1.0
             term = prior * grown
             if known is not None:
                 term = np.where(known, self._learned(p, known, sizes), term)
@@ -203,7 +229,7 @@ class Measured(Policy):
                 term = term * trust
             s = s + term * fade
         if density:
-            s = s / np.array([x ** density for x in sizes])
+            s = s / np.array([x**density for x in sizes])
         return s
 
     def _learned(self, p: np.ndarray, known: np.ndarray, sizes: list[float]) -> np.ndarray:
@@ -214,9 +240,9 @@ class Measured(Policy):
         mean = math.fsum(p[known].tolist()) / int(known.sum())  # exactly rounded: order-free
         rel = (np.where(known, p, 0.0) / mean if mean > 0.0 else np.where(known, 1.0, 0.0)).tolist()
         need, nsp = self.need, self.need_size_power
-        out = np.array([x ** need for x in rel]) if need else np.ones(len(rel))
+        out = np.array([x**need for x in rel]) if need else np.ones(len(rel))
         if nsp:
-            out = out * np.array([x ** nsp for x in sizes])
+            out = out * np.array([x**nsp for x in sizes])
         return weight * out
 
     def parts(self, candidates, evidence, now):
@@ -236,6 +262,7 @@ POLICIES: dict[str, type[Policy]] = {
     "largest": Largest,
     "measured": Measured,
 }
+
 
 def check_params(name: str, params) -> dict:
     """The parameters, checked against the policy's declarations (``param``): a ``ValueError`` that

@@ -20,8 +20,8 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from .policies import make_policy
-from .types import ROLES, MemorySettings, number_text
+from memory.policies import make_policy
+from memory.types import ROLES, MemorySettings, number_text
 
 FORMAT_VERSION = 1
 EVENTS = ("pin", "unpin", "restore", "feedback")
@@ -121,7 +121,9 @@ def _check_cites(raw, number: int, line: int) -> tuple[tuple[int, float], ...]:
                 raise TranscriptError(line, 'a cite object must be {"turn": n} or {"turn": n, "weight": w}')
             turn, weight = item["turn"], item.get("weight", 1.0)
             if not _real_in(weight, 0, MAX_CITE_WEIGHT):
-                raise TranscriptError(line, f"cite weight must be a number in [0, {MAX_CITE_WEIGHT:g}], got {number_text(weight)}")
+                raise TranscriptError(
+                    line, f"cite weight must be a number in [0, {MAX_CITE_WEIGHT:g}], got {number_text(weight)}"
+                )
         else:
             turn, weight = item, 1.0
         if not _is_int(turn):
@@ -199,7 +201,9 @@ def parse(text: str) -> Transcript:
         except RecursionError:
             raise TranscriptError(i, "not valid JSON (too deeply nested)") from None
         except ValueError as exc:  # JSONDecodeError, or an integer longer than 4,300 digits
-            raise TranscriptError(i, f"not valid JSON ({getattr(exc, 'msg', None) or 'a number too long to read'})") from None
+            raise TranscriptError(
+                i, f"not valid JSON ({getattr(exc, 'msg', None) or 'a number too long to read'})"
+            ) from None
         if not isinstance(obj, dict):
             raise TranscriptError(i, "each line must be a JSON object")
         if "lagmem" in obj:

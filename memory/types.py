@@ -139,7 +139,9 @@ class MemorySettings:
         if not isinstance(self.policy_params, dict):
             raise ValueError(f"policy_params must be an object, got {type(self.policy_params).__name__}")
         if not 0 < self.budget <= MAX_BUDGET:
-            raise ValueError(f"budget must be a positive number of tokens up to {MAX_BUDGET:,}, got {number_text(self.budget)}")
+            raise ValueError(
+                f"budget must be a positive number of tokens up to {MAX_BUDGET:,}, got {number_text(self.budget)}"
+            )
         if not 0 <= self.lag <= MAX_LAG:
             raise ValueError(f"lag must be between 0 and {MAX_LAG:,} steps, got {number_text(self.lag)}")
         if not 0.0 < self.low_watermark <= 1.0:
@@ -203,7 +205,11 @@ MAX_LAG = 1_000_000
 
 def number_text(value) -> str:
     """A number for an error message (a 4,300-digit int has no repr)."""
-    return f"an integer of {value.bit_length()} bits" if isinstance(value, int) and value.bit_length() > 64 else repr(value)
+    return (
+        f"an integer of {value.bit_length()} bits"
+        if isinstance(value, int) and value.bit_length() > 64
+        else repr(value)
+    )
 
 
 @dataclass(frozen=True, slots=True)

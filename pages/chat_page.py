@@ -21,13 +21,13 @@ from assistant.service import EmptyMessage
 from web import answering, notices, onboarding
 from web.chat_view import INSPECTOR, answer_notes, follow, questions, show_message
 from web.loading import progress, service
-from web.page_view import chat_view
 from web.over_budget import over_budget_text
+from web.page_view import chat_view
 from web.settings import settings_panel
-from web.sidebar import NEW_TITLE
 from web.shell import Shell, current
+from web.sidebar import NEW_TITLE
 from web.signin import current_owner
-from web.text import md_text, show_plain, show_text
+from web.text import md_text, show_text
 from web.view_cache import current_view
 from web.views import budget_summary, chat_history, shorten
 
@@ -48,16 +48,25 @@ def render(shell: Shell) -> None:
     outbox = st.session_state.setdefault("outbox", {}).setdefault(conv_id, [])
     # rendered before anything slow, disabled while an answer is generated: a second message
     # cannot interrupt the first (one that arrives anyway waits in the outbox)
-    st.chat_input("Message lagmem", key="chat_box", max_chars=200_000, submit_mode="disable",
-                  disabled=job is not None or bool(outbox), on_submit=queue_message, args=(conv_id,))
+    st.chat_input(
+        "Message lagmem",
+        key="chat_box",
+        max_chars=200_000,
+        submit_mode="disable",
+        disabled=job is not None or bool(outbox),
+        on_submit=queue_message,
+        args=(conv_id,),
+    )
 
     shown = st.session_state.setdefault(f"chat_shown-{conv_id}", MESSAGES_PER_PAGE)
     # the messages drawn, read again only when the stored version moved or more are asked for
     view = current_view(store, conv_id, lambda: chat_view(store, conv_id, shown), lambda: ("chat", shown))
     st.title(md_text(view.conv.title), anchor=False)
     b = budget_summary(view)
-    st.caption(f"Memory: {view.layer.used_tokens:,} of {view.conv.budget:,} tokens · lag {view.layer.lag} steps · "
-               f"{view.conv.policy} policy · step {view.conv.step}")
+    st.caption(
+        f"Memory: {view.layer.used_tokens:,} of {view.conv.budget:,} tokens · lag {view.layer.lag} steps · "
+        f"{view.conv.policy} policy · step {view.conv.step}"
+    )
     warning = over_budget_text(b, view.layer.lag)
     if warning:
         st.warning(warning, icon=":material/warning:")
@@ -73,7 +82,11 @@ def render(shell: Shell) -> None:
     waiting = set(view.waiting) - ({job.user_turn} if job else set())
     errors = st.session_state.get(ERRORS, {})
     for m in chat_history(view, shown_numbers(view, shown, waiting, conv_id)):
-        pending = (errors.get((conv_id, m.number)), partial(retry, shell), job is not None or bool(outbox)) if m.number in waiting else None
+        pending = (
+            (errors.get((conv_id, m.number)), partial(retry, shell), job is not None or bool(outbox))
+            if m.number in waiting
+            else None
+        )
         show_message(view, m, store, conv_id, notes=notes, reply_to=asked.get(m.number), pending=pending)
 
     if b["evicted"]:
@@ -95,8 +108,10 @@ def context_cap_text(used: int) -> str:
     cap = getattr(loaded.service, "context_tokens", None) if loaded.ready.is_set() else None
     if cap is None or used <= cap:
         return ""
-    return (f"The model is shown at most about {cap:,} tokens of this memory's {used:,}: the turns the "
-            "question cites first, then the newest that fit.")
+    return (
+        f"The model is shown at most about {cap:,} tokens of this memory's {used:,}: the turns the "
+        "question cites first, then the newest that fit."
+    )
 
 
 def shown_numbers(view, shown: int, waiting: set[int], conv_id: int) -> set[int]:
@@ -105,8 +120,12 @@ def shown_numbers(view, shown: int, waiting: set[int], conv_id: int) -> set[int]
     reachable)."""
     hidden = max(view.turn_count - shown, 0)
     if hidden:
-        st.button(f"Show earlier messages ({hidden:,} not shown)", icon=":material/expand_less:", key="show_earlier",
-                  on_click=lambda: st.session_state.update({f"chat_shown-{conv_id}": shown + MESSAGES_PER_PAGE}))
+        st.button(
+            f"Show earlier messages ({hidden:,} not shown)",
+            icon=":material/expand_less:",
+            key="show_earlier",
+            on_click=lambda: st.session_state.update({f"chat_shown-{conv_id}": shown + MESSAGES_PER_PAGE}),
+        )
     return set(view.latest) | waiting
 
 
@@ -134,8 +153,11 @@ def send(shell: Shell, view, text: str) -> None:
     try:
         answering.start(shell.db, ex)
     except answering.Busy:  # another tab's message is being answered: this one is stored, with its Retry
-        notices.flash("Another answer in this conversation is being written; your message is stored. "
-                      "Use its Retry once that answer is in.", "warning")
+        notices.flash(
+            "Another answer in this conversation is being written; your message is stored. "
+            "Use its Retry once that answer is in.",
+            "warning",
+        )
 
 
 def retry(shell: Shell, number: int) -> None:

@@ -17,23 +17,21 @@ from __future__ import annotations
 import streamlit as st
 
 from assistant.store import NotFound
-from web import notices
+from web import notices, whatif_panel
 from web import views as V
 from web.actions import restore, set_pin
 from web.charts import budget_bar, citation_chart, importance_chart, timeline_chart
 from web.loading import progress
 from web.over_budget import over_budget_text
-from web.shell import Shell, current
 from web.page_view import inspector_view, pinned_flags
-from web.view_cache import current_view, derived, timeline_for
+from web.shell import Shell, current
 from web.text import md_text
-from web import whatif_panel
+from web.view_cache import current_view, derived, timeline_for
 
 REFRESH_SECONDS = 2.0
 TURNS_PER_PAGE = 100
 EVICTIONS_PER_PAGE = 100
 DRAWN = "inspector_drawn"  # session state: (conversation, version) the page last drew
-
 
 
 def turns_key(conv_id: int) -> str:
@@ -68,8 +66,14 @@ def turn_details(shell: Shell, view) -> None:
     store, conv_id = shell.store, shell.conv_id
     last = view.last_turn
     st.session_state["detail_pick"] = view.detail or last  # follows the chat's links and the last pick
-    number = st.number_input("Show a turn in full (its number)", min_value=1, max_value=last, step=1, key="detail_pick",
-                             on_change=lambda: st.session_state.update(detail_turn=st.session_state["detail_pick"]))
+    number = st.number_input(
+        "Show a turn in full (its number)",
+        min_value=1,
+        max_value=last,
+        step=1,
+        key="detail_pick",
+        on_change=lambda: st.session_state.update(detail_turn=st.session_state["detail_pick"]),
+    )
     number = int(number)
     if number != view.detail:
         st.caption(f"There is no turn #{number}.")
@@ -82,12 +86,26 @@ def turn_details(shell: Shell, view) -> None:
         st.text(t.content)
     c1, c2, _ = st.columns([1, 1, 3])
     if state.pinned:
-        c1.button("Unpin", key=f"unpin-{number}", icon=":material/keep_off:", on_click=set_pin, args=(store, conv_id, number, False))
+        c1.button(
+            "Unpin",
+            key=f"unpin-{number}",
+            icon=":material/keep_off:",
+            on_click=set_pin,
+            args=(store, conv_id, number, False),
+        )
     else:
-        c1.button("Pin", key=f"pin-{number}", icon=":material/keep:", on_click=set_pin, args=(store, conv_id, number, True))
+        c1.button(
+            "Pin", key=f"pin-{number}", icon=":material/keep:", on_click=set_pin, args=(store, conv_id, number, True)
+        )
     if not state.active:
-        c2.button("Restore", key=f"restore-{number}", icon=":material/undo:", type="primary",
-                  on_click=restore, args=(store, conv_id, number))
+        c2.button(
+            "Restore",
+            key=f"restore-{number}",
+            icon=":material/undo:",
+            type="primary",
+            on_click=restore,
+            args=(store, conv_id, number),
+        )
     if any(r.turn == number for r in view.evictions):
         st.markdown("**Why was this forgotten?**")
         st.text(V.why_forgotten(view, number))
@@ -130,9 +148,13 @@ def watch(shell: Shell) -> None:
 def read_page(shell: Shell):
     store = shell.store
     view = inspector_view(
-        store, shell.conv_id, detail=st.session_state.get("detail_turn"), timeline=lambda conv: timeline_for(store, conv),
+        store,
+        shell.conv_id,
+        detail=st.session_state.get("detail_turn"),
+        timeline=lambda conv: timeline_for(store, conv),
         turn_page=lambda total: page_span(turns_key(shell.conv_id), total, TURNS_PER_PAGE, newest_last=True),
-        history_page=lambda total: page_span(history_key(shell.conv_id), total, EVICTIONS_PER_PAGE, newest_last=False))
+        history_page=lambda total: page_span(history_key(shell.conv_id), total, EVICTIONS_PER_PAGE, newest_last=False),
+    )
     if view.detail is not None:  # the turn it settled on (the last by default) is the one asked for now
         st.session_state["detail_turn"] = view.detail
     return view
@@ -142,13 +164,23 @@ def inspector(shell: Shell) -> None:
     store, conv_id = shell.store, shell.conv_id
     apply_pin_edits(shell)
     # read again only when the stored version moved or another page or turn is asked for
-    view = current_view(store, conv_id, lambda: read_page(shell), lambda: (st.session_state.get(turns_key(shell.conv_id)),
-                                                                    st.session_state.get(history_key(shell.conv_id)), st.session_state.get("detail_turn")))
+    view = current_view(
+        store,
+        conv_id,
+        lambda: read_page(shell),
+        lambda: (
+            st.session_state.get(turns_key(shell.conv_id)),
+            st.session_state.get(history_key(shell.conv_id)),
+            st.session_state.get("detail_turn"),
+        ),
+    )
     conv = view.conv
     st.session_state[DRAWN] = (conv_id, conv.version)
     st.title("Memory inspector", anchor=False)
-    st.caption(f"**{md_text(conv.title)}** · policy **{conv.policy}** ({V.policy_description(conv.policy)}) · "
-               f"lag {view.layer.lag} steps · step {conv.step}")
+    st.caption(
+        f"**{md_text(conv.title)}** · policy **{conv.policy}** ({V.policy_description(conv.policy)}) · "
+        f"lag {view.layer.lag} steps · step {conv.step}"
+    )
     loading = progress()
     if loading.ready.is_set() and loading.service is not None:  # which tokenizer the budget is counted in
         st.caption(f"Token counts: {loading.service.counter.describe()}.")
@@ -156,7 +188,11 @@ def inspector(shell: Shell) -> None:
 
     b = V.budget_summary(view)
     m = st.columns(4)
-    m[0].metric("Tokens in memory", f"{b['used']:,} of {b['budget']:,}", help="What the model sees as context, against the budget.")
+    m[0].metric(
+        "Tokens in memory",
+        f"{b['used']:,} of {b['budget']:,}",
+        help="What the model sees as context, against the budget.",
+    )
     m[1].metric("Pinned", f"{b['pinned']:,} tokens")
     m[2].metric("Protected (lag)", f"{b['protected']:,} tokens")
     m[3].metric("Turns in memory / evicted", f"{b['active']} / {b['evicted']}")
@@ -175,24 +211,43 @@ def inspector(shell: Shell) -> None:
     key = f"turns-{conv_id}-{conv.version}-{numbers[0]}"  # a new table whenever the stored state or the page moves
     st.session_state[f"numbers-{key}"] = list(df.index)
     st.data_editor(
-        df, key=key, width="stretch", disabled=[c for c in df.columns if c != "pinned"],
+        df,
+        key=key,
+        width="stretch",
+        disabled=[c for c in df.columns if c != "pinned"],
         column_config={
             "role": st.column_config.TextColumn("role", width="small"),
             "tokens": st.column_config.NumberColumn("tokens", width="small"),
-            "text": st.column_config.TextColumn("text", width="medium", help="Shortened; pick the turn below to read it in full."),
+            "text": st.column_config.TextColumn(
+                "text", width="medium", help="Shortened; pick the turn below to read it in full."
+            ),
             "protected": st.column_config.NumberColumn("protected", help="Steps of lag left (0: not protected)."),
             "pinned": st.column_config.CheckboxColumn("pinned", help="Pinned turns are never evicted."),
             "citations": st.column_config.NumberColumn("cited", help="How many times answers cited it."),
             "last cited": st.column_config.TextColumn("last cited", help="Step of the last citation."),
-            "importance": st.column_config.NumberColumn("importance now", format="%.3f", help="Under the active policy, computed now."),
+            "importance": st.column_config.NumberColumn(
+                "importance now", format="%.3f", help="Under the active policy, computed now."
+            ),
             "at eviction": st.column_config.NumberColumn(
-                "importance at eviction", format="%.3f",
+                "importance at eviction",
+                format="%.3f",
                 help="What it scored when it was last evicted (blank: never evicted). It may be higher now: "
-                     "importance is measured again at every decision, from the citations up to then."),
-            "need prior": st.column_config.NumberColumn("need prior", format="%.2f", help="The need estimator's chance, at arrival, that a later question needs this turn."),
-            "from prior": st.column_config.NumberColumn("from prior", format="%.3f", help="The part of the importance that comes from the prior."),
-            "from evidence": st.column_config.NumberColumn("from evidence", format="%.3f", help="The part that comes from citations."),
-            "rank": st.column_config.TextColumn("evict rank", help="1 = the next turn eviction would take; blank: pinned, protected or evicted."),
+                "importance is measured again at every decision, from the citations up to then.",
+            ),
+            "need prior": st.column_config.NumberColumn(
+                "need prior",
+                format="%.2f",
+                help="The need estimator's chance, at arrival, that a later question needs this turn.",
+            ),
+            "from prior": st.column_config.NumberColumn(
+                "from prior", format="%.3f", help="The part of the importance that comes from the prior."
+            ),
+            "from evidence": st.column_config.NumberColumn(
+                "from evidence", format="%.3f", help="The part that comes from citations."
+            ),
+            "rank": st.column_config.TextColumn(
+                "evict rank", help="1 = the next turn eviction would take; blank: pinned, protected or evicted."
+            ),
         },
     )
     turn_details(shell, view)
@@ -200,10 +255,16 @@ def inspector(shell: Shell) -> None:
     st.subheader("Charts", anchor=False)
     tabs = st.tabs(["Tokens in memory", "Importance now", "Citations over time"])
     points, markers, width = derived(view, "timeline", timeline_for(store, conv).frames)
-    tabs[0].altair_chart(derived(view, "timeline_chart", lambda: timeline_chart(points, markers, conv.budget)), width="stretch")
-    tabs[0].caption("Red triangles: steps where turns were evicted (at the peak before eviction). Dashed line: the budget."
-                    + (f" Each point is the highest of {width:,} steps." if width > 1 else ""))
-    tabs[1].altair_chart(derived(view, "importance_chart", lambda: importance_chart(V.importance_series(view))), width="stretch")
+    tabs[0].altair_chart(
+        derived(view, "timeline_chart", lambda: timeline_chart(points, markers, conv.budget)), width="stretch"
+    )
+    tabs[0].caption(
+        "Red triangles: steps where turns were evicted (at the peak before eviction). Dashed line: the budget."
+        + (f" Each point is the highest of {width:,} steps." if width > 1 else "")
+    )
+    tabs[1].altair_chart(
+        derived(view, "importance_chart", lambda: importance_chart(V.importance_series(view))), width="stretch"
+    )
     cites = derived(view, "citations", lambda: V.citation_series(view, view.cites))
     if cites.empty:
         tabs[2].info("No citations yet.")
@@ -221,8 +282,13 @@ def inspector(shell: Shell) -> None:
         st.caption("Evicted turns a later question wanted (closer to it than anything in memory)." + more)
         st.dataframe(misses, hide_index=True, width="stretch")
         for n in dict.fromkeys(misses.loc[~misses["in memory now"], "turn"]):
-            st.button(f"Restore #{n}", key=f"miss-restore-{n}", icon=":material/undo:",
-                      on_click=restore, args=(store, conv_id, int(n)))
+            st.button(
+                f"Restore #{n}",
+                key=f"miss-restore-{n}",
+                icon=":material/undo:",
+                on_click=restore,
+                args=(store, conv_id, int(n)),
+            )
 
     st.subheader("Eviction history", anchor=False)
     pager("History page", history_key(shell.conv_id), view.history_count, EVICTIONS_PER_PAGE, newest_last=False)
@@ -233,14 +299,17 @@ def inspector(shell: Shell) -> None:
         st.dataframe(history, hide_index=True, width="stretch")
 
 
-
 def render(shell: Shell) -> None:
     st.set_page_config(page_title="lagmem · memory inspector", page_icon=":material/insights:", layout="wide")
     if str(st.query_params.get("turn", "")).isdigit():  # the chat's "open it in the inspector" link
         st.session_state["detail_turn"] = int(st.query_params["turn"])
         del st.query_params["turn"]
-    live = st.sidebar.toggle("Live updates", value=True, key="inspector_live",
-                             help=f"Refresh this page every {REFRESH_SECONDS:g} s; switch off to pause while you read.")
+    live = st.sidebar.toggle(
+        "Live updates",
+        value=True,
+        key="inspector_live",
+        help=f"Refresh this page every {REFRESH_SECONDS:g} s; switch off to pause while you read.",
+    )
     inspector(shell)
     if live:
         st.fragment(run_every=REFRESH_SECONDS)(watch)(shell)

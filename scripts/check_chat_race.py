@@ -42,12 +42,32 @@ def main() -> int:
     data = Path(args.keep or tempfile.mkdtemp(prefix="lagmem-race-"))
     data.mkdir(parents=True, exist_ok=True)  # --keep may name a directory that does not exist yet
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LAGMEM_LLM", "LAGMEM_DATABASE_URL")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LAGMEM_LLM", "LAGMEM_DATABASE_URL")
+    }
     env.update(LAGMEM_DATA_DIR=str(data), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     log = open(data / "streamlit.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         for _ in range(600):
@@ -70,7 +90,9 @@ def drive(url: str, data: Path) -> int:
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox", "--disable-gpu"])
+        browser = pw.chromium.launch(
+            executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
         page = browser.new_page(viewport={"width": 1280, "height": 1400})
         page.set_default_timeout(300_000)
         expect.set_options(timeout=300_000)
@@ -89,8 +111,10 @@ def drive(url: str, data: Path) -> int:
         box.press("Enter")
         expect(page.get_by_test_id("stChatMessage")).to_have_count(4)
         expect(box).to_be_enabled()
-        print(f"both answered {time.monotonic() - t1:.1f} s after the first was sent; "
-              f"Retry buttons: {page.get_by_role('button', name='Retry').count()}")
+        print(
+            f"both answered {time.monotonic() - t1:.1f} s after the first was sent; "
+            f"Retry buttons: {page.get_by_role('button', name='Retry').count()}"
+        )
         page.screenshot(path=str(data / "chat.png"))
         browser.close()
     con = sqlite3.connect(data / "lagmem.db")

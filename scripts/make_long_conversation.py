@@ -30,10 +30,16 @@ while n < 520:
         a = turn("assistant", f"Understood, I will keep the {topic} detail in mind.", [u])
         facts[topic] = u
     else:
-        u = turn("user", f"Quick question on the {topic} again; what did I say the key detail was? " + "Some chatter. " * rng.randint(0, 6))
+        u = turn(
+            "user",
+            f"Quick question on the {topic} again; what did I say the key detail was? "
+            + "Some chatter. " * rng.randint(0, 6),
+        )
         recent = [k for k in range(max(1, u - 6), u)]
         cites = [facts[topic]] + rng.sample(recent, k=min(2, len(recent)))
-        a = turn("assistant", f"For the {topic} you said the key detail earlier; here it is again, with context.", cites)
+        a = turn(
+            "assistant", f"For the {topic} you said the key detail earlier; here it is again, with context.", cites
+        )
     r = rng.random()
     if r < 0.03:
         lines.append({"event": "pin", "turn": facts[topic]})

@@ -42,15 +42,42 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     data = tempfile.mkdtemp(prefix="lagmem-measure-")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LAGMEM_MODEL", "LAGMEM_LLM", "LAGMEM_EMBEDDINGS", "LAGMEM_DATABASE_URL")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "LAGMEM_MODEL",
+            "LAGMEM_LLM",
+            "LAGMEM_EMBEDDINGS",
+            "LAGMEM_DATABASE_URL",
+        )
+    }
     env["LAGMEM_DATA_DIR"] = data
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         while True:
             try:
@@ -62,7 +89,10 @@ def main() -> int:
                 time.sleep(0.05)
         served = time.monotonic() - t0
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM,
+                args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+            )
             page = browser.new_page()
             page.set_default_timeout(180_000)
             page.goto(url)
@@ -92,7 +122,9 @@ def main() -> int:
     print(f"cores: {os.cpu_count()}  load average: {os.getloadavg()[0]:.1f}")
     print(f"streamlit run -> first page served (health check):  {served:6.2f} s")
     print(f"streamlit run -> chat page drawn in Chromium:         {drawn:6.2f} s")
-    print(f"Enter -> first streamed token, first message:         {first_token:6.2f} s  (includes model loading still under way)")
+    print(
+        f"Enter -> first streamed token, first message:         {first_token:6.2f} s  (includes model loading still under way)"
+    )
     print(f"Enter -> first streamed token, second message:        {second_token:6.2f} s")
     return 0
 

@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
+# lint and format first: a tree that does not pass them does not get a test run
+$PY -m ruff check .
+$PY -m ruff format --check .
+
 $PY -m pytest "$@"
 
 if [ "${LAGMEM_SKIP_POSTGRES:-}" = "1" ]; then

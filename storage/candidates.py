@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from sqlalchemy import Row, bindparam, select, update
 from sqlalchemy.orm import Session
 
-from .models import Turn
+from storage.models import Turn
 
 _TURNS = Turn.__table__
 
@@ -28,9 +28,16 @@ def turn_texts(s: Session, conv_id: int, seqs: Sequence[int], chunk: int = 500):
     """(seq, role, content, embedding, embedding_dim, id, created_at, embedding_model) of the turns ``seqs``."""
     for start in range(0, len(seqs), chunk):
         yield from s.execute(
-            select(Turn.seq, Turn.role, Turn.content, Turn.embedding, Turn.embedding_dim, Turn.id, Turn.created_at,
-                   Turn.embedding_model)
-            .where(Turn.conversation_id == conv_id, Turn.seq.in_(seqs[start:start + chunk]))
+            select(
+                Turn.seq,
+                Turn.role,
+                Turn.content,
+                Turn.embedding,
+                Turn.embedding_dim,
+                Turn.id,
+                Turn.created_at,
+                Turn.embedding_model,
+            ).where(Turn.conversation_id == conv_id, Turn.seq.in_(seqs[start : start + chunk]))
         )
 
 
@@ -45,7 +52,10 @@ def set_vectors(conn, conv_id: int, vectors: Sequence[tuple[int, bytes, str, int
     """Store (seq, packed vector, model name, dimension) for turns stored without one, or with
     another model's: a turn's text never changes, so its vector is computed once per model."""
     if vectors:
-        conn.execute(_SET_VECTOR, [{"b_conv": conv_id, "b_seq": q, "b_vec": v, "b_model": m, "b_dim": d} for q, v, m, d in vectors])
+        conn.execute(
+            _SET_VECTOR,
+            [{"b_conv": conv_id, "b_seq": q, "b_vec": v, "b_model": m, "b_dim": d} for q, v, m, d in vectors],
+        )
 
 
 class Reader:

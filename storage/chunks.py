@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import delete, insert, select, update
 
-from .models import Base, CitationRow, Conversation, EvictionRow, FeedbackRow, MemoryEvent, MissRow, Turn, utcnow
-from .repo import NotFound
+from storage.models import Base, CitationRow, Conversation, EvictionRow, FeedbackRow, MemoryEvent, MissRow, Turn, utcnow
+from storage.repo import NotFound
 
 _CONVS = Conversation.__table__
 
@@ -52,8 +52,11 @@ def insert_prepared(conn, prepared: Prepared) -> None:
 
 def reveal(conn, conv_id: int, step: int, dropped: int) -> int:
     """Make a pending conversation visible with its final clock; returns its version."""
-    result = conn.execute(update(_CONVS).where(_CONVS.c.id == conv_id, _CONVS.c.pending.is_(True))
-                          .values(pending=False, step=step, version=1, dropped_cites=dropped, updated_at=utcnow()))
+    result = conn.execute(
+        update(_CONVS)
+        .where(_CONVS.c.id == conv_id, _CONVS.c.pending.is_(True))
+        .values(pending=False, step=step, version=1, dropped_cites=dropped, updated_at=utcnow())
+    )
     if result.rowcount != 1:
         raise NotFound(f"pending conversation {conv_id} does not exist")
     return 1
@@ -61,7 +64,9 @@ def reveal(conn, conv_id: int, step: int, dropped: int) -> int:
 
 def pending_conversations(conn, before) -> list[int]:
     """Ids of pending conversations created before ``before`` (imports cut off by a crash)."""
-    return list(conn.execute(select(_CONVS.c.id).where(_CONVS.c.pending.is_(True), _CONVS.c.created_at < before)).scalars())
+    return list(
+        conn.execute(select(_CONVS.c.id).where(_CONVS.c.pending.is_(True), _CONVS.c.created_at < before)).scalars()
+    )
 
 
 def delete_some(conn, conv_id: int, limit: int) -> int:

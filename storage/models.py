@@ -8,7 +8,7 @@ snapshotted into eviction records.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlalchemy import (
     JSON,
@@ -29,7 +29,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):
@@ -65,8 +65,10 @@ class Turn(Base):
     __tablename__ = "turns"
     # one answer per user turn: ``reply_to`` is the user turn an assistant turn answers (NULL for
     # user turns, imported turns and answers stored before it existed; NULLs never collide)
-    __table_args__ = (UniqueConstraint("conversation_id", "seq", name="uq_turn_seq"),
-                      UniqueConstraint("conversation_id", "reply_to", name="uq_turn_reply_to"))
+    __table_args__ = (
+        UniqueConstraint("conversation_id", "seq", name="uq_turn_seq"),
+        UniqueConstraint("conversation_id", "reply_to", name="uq_turn_reply_to"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     conversation_id: Mapped[int] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"), index=True)
@@ -88,9 +90,7 @@ class Turn(Base):
 
 
 def _turn_fk() -> ForeignKeyConstraint:
-    return ForeignKeyConstraint(
-        ["conversation_id", "turn"], ["turns.conversation_id", "turns.seq"], ondelete="CASCADE"
-    )
+    return ForeignKeyConstraint(["conversation_id", "turn"], ["turns.conversation_id", "turns.seq"], ondelete="CASCADE")
 
 
 class CitationRow(Base):
@@ -140,14 +140,20 @@ class MemoryEvent(Base):
     conversation_id: Mapped[int] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
     turn: Mapped[int] = mapped_column(Integer)
     step: Mapped[int] = mapped_column(Integer)
-    kind: Mapped[str] = mapped_column(String(20))  # pin | unpin | restore | pin_refused | auto_restore | feedback | answer
+    kind: Mapped[str] = mapped_column(
+        String(20)
+    )  # pin | unpin | restore | pin_refused | auto_restore | feedback | answer
     detail: Mapped[str] = mapped_column(String(500), default="")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class FeedbackRow(Base):
     __tablename__ = "feedback"
-    __table_args__ = (ForeignKeyConstraint(["conversation_id", "answer_turn"], ["turns.conversation_id", "turns.seq"], ondelete="CASCADE"),)
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["conversation_id", "answer_turn"], ["turns.conversation_id", "turns.seq"], ondelete="CASCADE"
+        ),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     conversation_id: Mapped[int] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"), index=True)

@@ -16,17 +16,7 @@ from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.orm import Session, defer
 
 from memory.types import Citation, EvictionRecord, MemorySettings, TurnState
-
-from .models import (
-    CitationRow,
-    Conversation,
-    EvictionRow,
-    FeedbackRow,
-    MemoryEvent,
-    MissRow,
-    Turn,
-    utcnow,
-)
+from storage.models import CitationRow, Conversation, EvictionRow, FeedbackRow, MemoryEvent, MissRow, Turn, utcnow
 
 
 class NotFound(LookupError):
@@ -37,8 +27,15 @@ def settings_of(conv: Conversation) -> MemorySettings:
     return MemorySettings.of(conv)
 
 
-def create_conversation(conn, title: str, settings: MemorySettings, *, owner: str | None = None, auto_restore: bool = False,
-                        pending: bool = False):
+def create_conversation(
+    conn,
+    title: str,
+    settings: MemorySettings,
+    *,
+    owner: str | None = None,
+    auto_restore: bool = False,
+    pending: bool = False,
+):
     """Insert a conversation; returns its row (see ``conversation_row``). A ``pending`` one is
     invisible to every other query until ``reveal`` (an import being written in chunks)."""
     now = utcnow()
@@ -95,10 +92,14 @@ def claim_conversation(conn, conv_id: int, owner: str, holder: str | None = None
     if not owner:
         raise ValueError("a claim needs an owner")
     held = _CONVS.c.owner.is_(None) if holder is None else _CONVS.c.owner == holder
-    result = conn.execute(update(_CONVS).where(_CONVS.c.id == conv_id, held, _CONVS.c.pending.is_(False)).values(owner=owner))
+    result = conn.execute(
+        update(_CONVS).where(_CONVS.c.id == conv_id, held, _CONVS.c.pending.is_(False)).values(owner=owner)
+    )
     if result.rowcount != 1:
-        raise NotFound(f"conversation {conv_id} does not exist or already has an owner"
-                       + (f" other than {holder}" if holder is not None else ""))
+        raise NotFound(
+            f"conversation {conv_id} does not exist or already has an owner"
+            + (f" other than {holder}" if holder is not None else "")
+        )
 
 
 def load_turn_states(s: Session, conv_id: int) -> list[TurnState]:
@@ -107,8 +108,10 @@ def load_turn_states(s: Session, conv_id: int) -> list[TurnState]:
         .where(Turn.conversation_id == conv_id)
         .order_by(Turn.seq)
     )
-    return [TurnState(seq, role, tokens, seq, since, state == "active", pinned, prior)
-            for seq, role, tokens, since, state, pinned, prior in rows]
+    return [
+        TurnState(seq, role, tokens, seq, since, state == "active", pinned, prior)
+        for seq, role, tokens, since, state, pinned, prior in rows
+    ]
 
 
 def load_citations(s: Session, conv_id: int) -> list[Citation]:
@@ -122,7 +125,9 @@ def load_citations(s: Session, conv_id: int) -> list[Citation]:
 
 def load_feedback(s: Session, conv_id: int) -> dict[int, float]:
     rows = s.execute(
-        select(FeedbackRow.answer_turn, FeedbackRow.value).where(FeedbackRow.conversation_id == conv_id).order_by(FeedbackRow.id)
+        select(FeedbackRow.answer_turn, FeedbackRow.value)
+        .where(FeedbackRow.conversation_id == conv_id)
+        .order_by(FeedbackRow.id)
     )
     return {a: v for a, v in rows}  # the latest feedback on an answer wins
 
@@ -163,8 +168,9 @@ _SELECT_CONV = select(_CONVS).where(_CONVS.c.id == bindparam("b_conv"))
 
 
 def _conv_select(owned: bool, lock: bool):
-    q = _SELECT_CONV.where(_CONVS.c.owner == bindparam("b_owner") if owned else _CONVS.c.owner.is_(None),
-                           _CONVS.c.pending.is_(False))
+    q = _SELECT_CONV.where(
+        _CONVS.c.owner == bindparam("b_owner") if owned else _CONVS.c.owner.is_(None), _CONVS.c.pending.is_(False)
+    )
     return q.with_for_update() if lock else q
 
 
@@ -234,7 +240,9 @@ def recent_turns(conn, conv_id: int, limit: int) -> list:
     """The last ``limit`` turns (content, created_at, embedding, embedding_dim), oldest first."""
     rows = conn.execute(
         select(Turn.content, Turn.created_at, Turn.embedding, Turn.embedding_dim)
-        .where(Turn.conversation_id == conv_id).order_by(Turn.seq.desc()).limit(limit)
+        .where(Turn.conversation_id == conv_id)
+        .order_by(Turn.seq.desc())
+        .limit(limit)
     ).all()
     return rows[::-1]
 
@@ -243,14 +251,26 @@ def sync_turn(conn, conv_id: int, t: TurnState) -> None:
     """Write the layer's view of one turn (state, pin, protection start) back to its row."""
     conn.execute(
         _SYNC_TURN,
-        {"b_conv": conv_id, "b_seq": t.number, "b_state": "active" if t.active else "evicted",
-         "b_pinned": t.pinned, "b_since": t.protected_since},
+        {
+            "b_conv": conv_id,
+            "b_seq": t.number,
+            "b_state": "active" if t.active else "evicted",
+            "b_pinned": t.pinned,
+            "b_since": t.protected_since,
+        },
     )
 
 
 def citation_rows(conv_id: int | None, cites: Iterable[Citation]) -> list[dict]:
     return [
-        {"conversation_id": conv_id, "turn": c.turn, "step": c.step, "weight": c.weight, "source": c.source, "answer_turn": c.answer_turn}
+        {
+            "conversation_id": conv_id,
+            "turn": c.turn,
+            "step": c.step,
+            "weight": c.weight,
+            "source": c.source,
+            "answer_turn": c.answer_turn,
+        }
         for c in cites
     ]
 
@@ -317,7 +337,14 @@ def insert_event(conn, conv_id: int, kind: str, turn: int, step: int, detail: st
 
 
 def event_row(conv_id: int | None, kind: str, turn: int, step: int, detail: str = "") -> dict:
-    return {"conversation_id": conv_id, "kind": kind, "turn": turn, "step": step, "detail": detail[:500], "created_at": utcnow()}
+    return {
+        "conversation_id": conv_id,
+        "kind": kind,
+        "turn": turn,
+        "step": step,
+        "detail": detail[:500],
+        "created_at": utcnow(),
+    }
 
 
 def insert_feedback(conn, conv_id: int, answer_turn: int, step: int, value: float) -> None:
@@ -325,7 +352,13 @@ def insert_feedback(conn, conv_id: int, answer_turn: int, step: int, value: floa
 
 
 def feedback_row(conv_id: int | None, answer_turn: int, step: int, value: float) -> dict:
-    return {"conversation_id": conv_id, "answer_turn": answer_turn, "step": step, "value": value, "created_at": utcnow()}
+    return {
+        "conversation_id": conv_id,
+        "answer_turn": answer_turn,
+        "step": step,
+        "value": value,
+        "created_at": utcnow(),
+    }
 
 
 def insert_miss(conn, conv_id: int, turn: int, step: int, similarity: float, restored: bool) -> None:
@@ -338,7 +371,9 @@ def miss_row(conv_id: int | None, turn: int, step: int, similarity: float, resto
 
 def bump(conn, conv_id: int, version: int, step: int, dropped: int = 0) -> int:
     """Advance the stored clock and version (a cached memory state elsewhere is now stale)."""
-    conn.execute(_BUMP, {"b_conv": conv_id, "b_step": step, "b_version": version + 1, "b_dropped": dropped, "b_at": utcnow()})
+    conn.execute(
+        _BUMP, {"b_conv": conv_id, "b_step": step, "b_version": version + 1, "b_dropped": dropped, "b_at": utcnow()}
+    )
     return version + 1
 
 
@@ -350,7 +385,10 @@ def turn_rows(s: Session, conv_id: int, *, vectors: bool = True) -> list[Turn]:
 
 def turn_states_of(rows: Iterable[Turn]) -> list[TurnState]:
     """The layer's view of turn rows already read (``load_turn_states`` without a second query)."""
-    return [TurnState(t.seq, t.role, t.tokens, t.seq, t.protected_since, t.state == "active", t.pinned, t.prior) for t in rows]
+    return [
+        TurnState(t.seq, t.role, t.tokens, t.seq, t.protected_since, t.state == "active", t.pinned, t.prior)
+        for t in rows
+    ]
 
 
 def last_turn(s: Session, conv_id: int) -> Turn | None:
@@ -360,9 +398,11 @@ def last_turn(s: Session, conv_id: int) -> Turn | None:
 def load_answer_cites(s: Session, conv_id: int) -> dict[int, list[tuple[int, float]]]:
     """Answer turn -> the (turn, weight) it cited, in log order (what a saved file keeps)."""
     cites: dict[int, list[tuple[int, float]]] = {}
-    rows = s.execute(select(CitationRow.answer_turn, CitationRow.turn, CitationRow.weight)
-                     .where(CitationRow.conversation_id == conv_id, CitationRow.answer_turn.is_not(None))
-                     .order_by(CitationRow.id))
+    rows = s.execute(
+        select(CitationRow.answer_turn, CitationRow.turn, CitationRow.weight)
+        .where(CitationRow.conversation_id == conv_id, CitationRow.answer_turn.is_not(None))
+        .order_by(CitationRow.id)
+    )
     for answer, turn, weight in rows:
         cites.setdefault(answer, []).append((turn, weight))
     return cites

@@ -15,9 +15,8 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from memory.types import Citation, EvictionRecord, TurnState
-
-from . import repo
-from .models import CitationRow, EvictionRow, FeedbackRow, MemoryEvent, MissRow, Turn
+from storage import repo
+from storage.models import CitationRow, EvictionRow, FeedbackRow, MemoryEvent, MissRow, Turn
 
 
 class Sink(Protocol):

@@ -22,9 +22,8 @@ from sqlalchemy import Row, and_, func, select
 from sqlalchemy.orm import Session
 
 from memory.types import Citation, EvictionRecord, MemorySettings, TurnState
-
-from .models import CitationRow, Conversation, EvictionRow, FeedbackRow, MemoryEvent, MissRow, Turn
-from .repo import settings_of
+from storage.models import CitationRow, Conversation, EvictionRow, FeedbackRow, MemoryEvent, MissRow, Turn
+from storage.repo import settings_of
 
 CHUNK = 500  # numbers per IN (...) list
 TEXT_CHARS = 400  # characters of a turn read for a table row (the full text is read for one turn)
@@ -60,7 +59,7 @@ class MemoryView:
 
 def _chunks(numbers: Iterable[int]) -> list[list[int]]:
     seq = sorted(set(numbers))
-    return [seq[i:i + CHUNK] for i in range(0, len(seq), CHUNK)]
+    return [seq[i : i + CHUNK] for i in range(0, len(seq), CHUNK)]
 
 
 def _state(seq, role, tokens, since, state, pinned, prior) -> TurnState:
@@ -70,15 +69,36 @@ def _state(seq, role, tokens, since, state, pinned, prior) -> TurnState:
 _STATE_COLUMNS = (Turn.seq, Turn.role, Turn.tokens, Turn.protected_since, Turn.state, Turn.pinned, Turn.prior)
 # a turn as a page row: its text shortened in SQL (a table cell), or whole (a message, one turn)
 _ROW_COLUMNS = (Turn.seq, Turn.role, Turn.tokens, Turn.state, Turn.pinned, Turn.model, Turn.reply_to, Turn.incomplete)
-_EVICTION_COLUMNS = (EvictionRow.turn, EvictionRow.step, EvictionRow.importance, EvictionRow.runners_up, EvictionRow.budget,
-                     EvictionRow.tokens_before, EvictionRow.tokens_after, EvictionRow.policy, EvictionRow.reason,
-                     EvictionRow.cause, EvictionRow.cause_turn)
+_EVICTION_COLUMNS = (
+    EvictionRow.turn,
+    EvictionRow.step,
+    EvictionRow.importance,
+    EvictionRow.runners_up,
+    EvictionRow.budget,
+    EvictionRow.tokens_before,
+    EvictionRow.tokens_after,
+    EvictionRow.policy,
+    EvictionRow.reason,
+    EvictionRow.cause,
+    EvictionRow.cause_turn,
+)
 
 
 def _record(row) -> EvictionRecord:
     turn, step, importance, runners, budget, before, after, policy, reason, cause, cause_turn = row[:11]
-    return EvictionRecord(turn, step, importance, tuple((int(t), float(sc)) for t, sc in runners), budget,
-                          before, after, policy, reason, cause, cause_turn)
+    return EvictionRecord(
+        turn,
+        step,
+        importance,
+        tuple((int(t), float(sc)) for t, sc in runners),
+        budget,
+        before,
+        after,
+        policy,
+        reason,
+        cause,
+        cause_turn,
+    )
 
 
 class PageReader:
@@ -139,8 +159,11 @@ class PageReader:
     def unanswered(self) -> list[int]:
         """User turns no answer names in ``reply_to`` (one index lookup per user turn)."""
         answer = Turn.__table__.alias("answer")
-        has_answer = select(answer.c.id).where(answer.c.conversation_id == Turn.conversation_id,
-                                               answer.c.reply_to == Turn.seq).exists()
+        has_answer = (
+            select(answer.c.id)
+            .where(answer.c.conversation_id == Turn.conversation_id, answer.c.reply_to == Turn.seq)
+            .exists()
+        )
         q = self._turns(Turn.seq).where(Turn.role == "user", ~has_answer).order_by(Turn.seq)
         return list(self._s.scalars(q))
 
@@ -158,9 +181,15 @@ class PageReader:
         rows = []
         for part in _chunks(values):
             rows += self._s.execute(
-                select(CitationRow.id, CitationRow.turn, CitationRow.step, CitationRow.weight, CitationRow.source,
-                       CitationRow.answer_turn)
-                .where(CitationRow.conversation_id == self._id, column.in_(part))).all()
+                select(
+                    CitationRow.id,
+                    CitationRow.turn,
+                    CitationRow.step,
+                    CitationRow.weight,
+                    CitationRow.source,
+                    CitationRow.answer_turn,
+                ).where(CitationRow.conversation_id == self._id, column.in_(part))
+            ).all()
         rows.sort(key=lambda r: r[0])
         return [Citation(t, st, w, src, a) for _, t, st, w, src, a in rows]
 
@@ -168,16 +197,23 @@ class PageReader:
         """The newest ``limit`` citations (oldest first) and how many there are in all."""
         where = CitationRow.conversation_id == self._id
         total = self._s.execute(select(func.count()).where(where)).scalar_one()
-        q = (select(CitationRow.turn, CitationRow.step, CitationRow.weight, CitationRow.source, CitationRow.answer_turn)
-             .where(where).order_by(CitationRow.id.desc()).limit(limit))
+        q = (
+            select(CitationRow.turn, CitationRow.step, CitationRow.weight, CitationRow.source, CitationRow.answer_turn)
+            .where(where)
+            .order_by(CitationRow.id.desc())
+            .limit(limit)
+        )
         return [Citation(*r) for r in self._s.execute(q)][::-1], total
 
     def feedback(self, answers: Iterable[int]) -> dict[int, float]:
         """The latest feedback on each of these answers."""
         out: dict[int, float] = {}
         for part in _chunks(answers):
-            q = (select(FeedbackRow.answer_turn, FeedbackRow.value)
-                 .where(FeedbackRow.conversation_id == self._id, FeedbackRow.answer_turn.in_(part)).order_by(FeedbackRow.id))
+            q = (
+                select(FeedbackRow.answer_turn, FeedbackRow.value)
+                .where(FeedbackRow.conversation_id == self._id, FeedbackRow.answer_turn.in_(part))
+                .order_by(FeedbackRow.id)
+            )
             out.update({a: v for a, v in self._s.execute(q)})
         return out
 
@@ -187,12 +223,16 @@ class PageReader:
 
     def eviction_page(self, offset: int, limit: int) -> list[tuple[EvictionRecord, str]]:
         """Records [offset, offset + limit) of the history newest first, each with its turn's role."""
-        q = (select(*_EVICTION_COLUMNS, Turn.role)
-             .outerjoin(Turn, and_(Turn.conversation_id == EvictionRow.conversation_id, Turn.seq == EvictionRow.turn))
-             .where(EvictionRow.conversation_id == self._id)
-             # records are written at a step that never goes back, so (step, id) is their order;
-             # it is also the index's (conversation, step) order: no sort of the whole history
-             .order_by(EvictionRow.step.desc(), EvictionRow.id.desc()).offset(offset).limit(limit))
+        q = (
+            select(*_EVICTION_COLUMNS, Turn.role)
+            .outerjoin(Turn, and_(Turn.conversation_id == EvictionRow.conversation_id, Turn.seq == EvictionRow.turn))
+            .where(EvictionRow.conversation_id == self._id)
+            # records are written at a step that never goes back, so (step, id) is their order;
+            # it is also the index's (conversation, step) order: no sort of the whole history
+            .order_by(EvictionRow.step.desc(), EvictionRow.id.desc())
+            .offset(offset)
+            .limit(limit)
+        )
         return [(_record(r), r.role or "") for r in self._s.execute(q)]
 
     def evictions_of(self, numbers: Iterable[int]) -> list[EvictionRecord]:
@@ -201,16 +241,21 @@ class PageReader:
         for part in _chunks(numbers):
             # a turn leaves memory at its arrival step or later: the (conversation, step) index
             # skips the records made before the first of them
-            rows += self._s.execute(select(EvictionRow.id, *_EVICTION_COLUMNS)
-                                    .where(EvictionRow.conversation_id == self._id, EvictionRow.step >= part[0],
-                                           EvictionRow.turn.in_(part))).all()
+            rows += self._s.execute(
+                select(EvictionRow.id, *_EVICTION_COLUMNS).where(
+                    EvictionRow.conversation_id == self._id, EvictionRow.step >= part[0], EvictionRow.turn.in_(part)
+                )
+            ).all()
         rows.sort(key=lambda r: r[0])
         return [_record(r[1:]) for r in rows]
 
     def evictions_between(self, first: int, last: int) -> list[EvictionRecord]:
         """The records made at steps ``first`` .. ``last``, oldest first."""
-        q = (select(*_EVICTION_COLUMNS).where(EvictionRow.conversation_id == self._id, EvictionRow.step.between(first, last))
-             .order_by(EvictionRow.id))
+        q = (
+            select(*_EVICTION_COLUMNS)
+            .where(EvictionRow.conversation_id == self._id, EvictionRow.step.between(first, last))
+            .order_by(EvictionRow.id)
+        )
         return [_record(r) for r in self._s.execute(q)]
 
     def events_of(self, numbers: Iterable[int], kinds: Sequence[str]) -> list[Row]:
@@ -218,16 +263,22 @@ class PageReader:
         rows = []
         for part in _chunks(numbers):
             rows += self._s.execute(
-                select(MemoryEvent.id, MemoryEvent.turn, MemoryEvent.step, MemoryEvent.kind, MemoryEvent.detail)
-                .where(MemoryEvent.conversation_id == self._id, MemoryEvent.turn.in_(part), MemoryEvent.kind.in_(kinds))).all()
+                select(MemoryEvent.id, MemoryEvent.turn, MemoryEvent.step, MemoryEvent.kind, MemoryEvent.detail).where(
+                    MemoryEvent.conversation_id == self._id, MemoryEvent.turn.in_(part), MemoryEvent.kind.in_(kinds)
+                )
+            ).all()
         return sorted(rows, key=lambda r: r.id)
 
     def latest_misses(self, limit: int) -> tuple[list[Row], int]:
         """The newest ``limit`` misses (step, turn, similarity, restored), newest first, and the count."""
         where = MissRow.conversation_id == self._id
         total = self._s.execute(select(func.count()).where(where)).scalar_one()
-        q = (select(MissRow.step, MissRow.turn, MissRow.similarity, MissRow.restored)
-             .where(where).order_by(MissRow.id.desc()).limit(limit))
+        q = (
+            select(MissRow.step, MissRow.turn, MissRow.similarity, MissRow.restored)
+            .where(where)
+            .order_by(MissRow.id.desc())
+            .limit(limit)
+        )
         return self._s.execute(q).all(), total
 
     # ----- the memory's timeline, read from a step on ----------------------------------------
@@ -244,14 +295,22 @@ class PageReader:
 
     def evictions_after(self, step: int) -> list[tuple[int, int, int]]:
         """(step, turn, tokens before) of the records made after ``step``, oldest first."""
-        q = (select(EvictionRow.step, EvictionRow.turn, EvictionRow.tokens_before)
-             .where(EvictionRow.conversation_id == self._id, EvictionRow.step > step)
-             .order_by(EvictionRow.step, EvictionRow.id))  # the index's order, and the records' (see eviction_page)
+        q = (
+            select(EvictionRow.step, EvictionRow.turn, EvictionRow.tokens_before)
+            .where(EvictionRow.conversation_id == self._id, EvictionRow.step > step)
+            .order_by(EvictionRow.step, EvictionRow.id)
+        )  # the index's order, and the records' (see eviction_page)
         return self._bulk(q)
 
     def returns_after(self, step: int) -> list[tuple[int, int]]:
         """(step, turn) of the events after ``step`` that may bring a turn back (restores, pins)."""
-        q = (select(MemoryEvent.step, MemoryEvent.turn)
-             .where(MemoryEvent.conversation_id == self._id, MemoryEvent.step > step,
-                    MemoryEvent.kind.in_(("restore", "auto_restore", "pin"))).order_by(MemoryEvent.id))
+        q = (
+            select(MemoryEvent.step, MemoryEvent.turn)
+            .where(
+                MemoryEvent.conversation_id == self._id,
+                MemoryEvent.step > step,
+                MemoryEvent.kind.in_(("restore", "auto_restore", "pin")),
+            )
+            .order_by(MemoryEvent.id)
+        )
         return self._bulk(q)

@@ -19,10 +19,29 @@ ROOT = Path(__file__).parent.parent
 OURS = {"memory", "storage", "assistant", "bench", "cli", "web", "pages", "app", "tests"}
 WEB_SHELL = {"app", "pages", "web"}
 # memory/ does no I/O at all: no files, no environment, no network, no outer layer.
-MEMORY_FORBIDDEN = {"os", "pathlib", "platformdirs", "io", "shutil", "tempfile", "subprocess",
-                    "streamlit", "sqlalchemy", "openai", "httpx", "httpx2", "requests", "urllib",
-                    "urllib3", "socket", "alembic", "psycopg", "tiktoken", "torch",
-                    "sentence_transformers"} | (OURS - {"memory"})
+MEMORY_FORBIDDEN = {
+    "os",
+    "pathlib",
+    "platformdirs",
+    "io",
+    "shutil",
+    "tempfile",
+    "subprocess",
+    "streamlit",
+    "sqlalchemy",
+    "openai",
+    "httpx",
+    "httpx2",
+    "requests",
+    "urllib",
+    "urllib3",
+    "socket",
+    "alembic",
+    "psycopg",
+    "tiktoken",
+    "torch",
+    "sentence_transformers",
+} | (OURS - {"memory"})
 # what each floor may import of ours
 ALLOWED = {
     "memory": {"memory"},
@@ -74,8 +93,9 @@ def test_memory_imports_no_io_and_no_outer_layer():
         if name.split(".")[0] != "memory":
             continue
         text = path.read_text(encoding="utf-8")
-        offenders += [f"{name}: imports {m}" for m in sorted(_imports(name, path))
-                      if m.split(".")[0] in MEMORY_FORBIDDEN]
+        offenders += [
+            f"{name}: imports {m}" for m in sorted(_imports(name, path)) if m.split(".")[0] in MEMORY_FORBIDDEN
+        ]
         if re.search(r"(?<![\w.])open\(", text):
             offenders.append(f"{name}: calls open(")
         if "environ" in text:
@@ -95,10 +115,13 @@ def test_every_floor_imports_only_the_floors_below_it():
 
 
 def test_only_the_store_opens_the_door_to_storage():
-    offenders = [name for name, path in _modules().items()
-                 if name.split(".")[0] not in ("storage", "bench")
-                 and name != "assistant.store"
-                 and any(m.split(".")[0] == "storage" for m in _imports(name, path))]
+    offenders = [
+        name
+        for name, path in _modules().items()
+        if name.split(".")[0] not in ("storage", "bench")
+        and name != "assistant.store"
+        and any(m.split(".")[0] == "storage" for m in _imports(name, path))
+    ]
     assert offenders == []
 
 
@@ -112,7 +135,9 @@ def test_no_import_cycles_between_our_modules():
         state[node] = 1
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycles.append(" -> ".join(trail[trail.index(nxt):] + [node, nxt]) if nxt in trail else f"{node} -> {nxt}")
+                cycles.append(
+                    " -> ".join(trail[trail.index(nxt) :] + [node, nxt]) if nxt in trail else f"{node} -> {nxt}"
+                )
             elif nxt not in state:
                 visit(nxt, trail + [node])
         state[node] = 2
@@ -193,9 +218,11 @@ def test_the_backend_check_sees_what_it_forbids():
 
     def flagged(code: str) -> bool:
         tree = ast.parse(code)
-        return any(isinstance(n, ast.Compare) and any(_names_a_backend(s, names) for s in (n.left, *n.comparators))
-                   for n in ast.walk(tree))
+        return any(
+            isinstance(n, ast.Compare) and any(_names_a_backend(s, names) for s in (n.left, *n.comparators))
+            for n in ast.walk(tree)
+        )
 
-    assert flagged('x == "local"') and flagged('llm.backend != y') and flagged('getattr(llm, "backend", "") == z')
+    assert flagged('x == "local"') and flagged("llm.backend != y") and flagged('getattr(llm, "backend", "") == z')
     assert flagged('b in ("openai", "compatible")')
     assert not flagged('name == "hybrid"') and not flagged('x.profile.cites == "model"')

@@ -15,11 +15,11 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from web.actions import set_feedback
 from web.answering import Answering
 from web.markdown import answer_markdown
-from web.views import Message, MemoryView, eviction_line
-from web.actions import set_feedback
 from web.text import md_text, show_plain
+from web.views import MemoryView, Message, eviction_line
 
 INSPECTOR = "pages/inspector_page.py"
 NO_ANSWER = "No answer yet."
@@ -61,8 +61,16 @@ def header(view: MemoryView, m: Message, reply_to: int | None) -> str:
     return " ".join(parts)
 
 
-def show_message(view: MemoryView, m: Message, store, conv_id: int, *, notes: dict[int, dict],
-                 reply_to: int | None = None, pending: tuple[str | None, Callable[[int], None], bool] | None = None) -> None:
+def show_message(
+    view: MemoryView,
+    m: Message,
+    store,
+    conv_id: int,
+    *,
+    notes: dict[int, dict],
+    reply_to: int | None = None,
+    pending: tuple[str | None, Callable[[int], None], bool] | None = None,
+) -> None:
     """One message. ``pending`` = (error or None, retry callback, retry disabled) for a question
     without an answer."""
     state = view.layer.turn(m.number)
@@ -77,13 +85,24 @@ def show_message(view: MemoryView, m: Message, store, conv_id: int, *, notes: di
             st.caption(f"(cut at {cut} tokens: the answer reached the length limit)")
         if not state.active or state.pinned:
             what = "evicted from memory" if not state.active else "pinned"
-            st.page_link(INSPECTOR, label=f"#{m.number} is {what}: open it in the Memory inspector",
-                         icon=":material/insights:", query_params={"turn": str(m.number)})
+            st.page_link(
+                INSPECTOR,
+                label=f"#{m.number} is {what}: open it in the Memory inspector",
+                icon=":material/insights:",
+                query_params={"turn": str(m.number)},
+            )
         if pending is not None:
             error, retry, disabled = pending
             show_plain(error or NO_ANSWER, kind="error", icon=":material/error:")  # the model's words, not markup
-            st.button("Retry", key=f"retry-{conv_id}-{m.number}", icon=":material/refresh:", type="primary",
-                      on_click=retry, args=(m.number,), disabled=disabled)
+            st.button(
+                "Retry",
+                key=f"retry-{conv_id}-{m.number}",
+                icon=":material/refresh:",
+                type="primary",
+                on_click=retry,
+                args=(m.number,),
+                disabled=disabled,
+            )
         if m.role == "assistant":
             _answer_details(view, m, store, conv_id)
 

@@ -90,8 +90,10 @@ def store() -> MemoryStore:
         return OwnerScope(shared, owner)
     if shared.any_owned():  # private conversations exist, but sign-in is off: refuse, do not guess
         st.title("lagmem", anchor=False)
-        st.error("This database holds private conversations, but sign-in is not configured (is the app's "
-                 "secrets file missing?). Configure sign-in to use the app; nothing was shown or changed.")
+        st.error(
+            "This database holds private conversations, but sign-in is not configured (is the app's "
+            "secrets file missing?). Configure sign-in to use the app; nothing was shown or changed."
+        )
         st.stop()
     return shared
 

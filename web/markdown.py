@@ -36,7 +36,7 @@ def _prose(text: str) -> str:
     """One stretch of text outside code."""
     out, pos = [], 0
     for m in re.finditer(f"{_IMAGE.pattern}|{_LINK.pattern}", text):
-        out.append(_escape(text[pos:m.start()]))
+        out.append(_escape(text[pos : m.start()]))
         if m.group(0).startswith("!"):
             out.append(_escape(f"[image: {m.group(1)}]").replace("[", "\\[").replace("]", "\\]"))
         else:
@@ -54,7 +54,7 @@ def answer_markdown(text: str) -> str:
     """A model's answer as safe Markdown (see the module's docstring)."""
     out, pos = [], 0
     for m in _CODE.finditer(text):
-        out.append(_prose(text[pos:m.start()]))
+        out.append(_prose(text[pos : m.start()]))
         out.append(m.group(0))
         pos = m.end()
     out.append(_prose(text[pos:]))

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-ICONS = {"success": ":material/check_circle:", "info": ":material/info:",
-         "warning": ":material/warning:", "error": ":material/error:"}
+ICONS = {
+    "success": ":material/check_circle:",
+    "info": ":material/info:",
+    "warning": ":material/warning:",
+    "error": ":material/error:",
+}
 
 
 def flash(message: str, kind: str = "info") -> None:
@@ -20,5 +24,6 @@ def flash(message: str, kind: str = "info") -> None:
 
 def show() -> None:
     for kind, message in st.session_state.pop("flash", []):
-        st.toast(message, icon=ICONS.get(kind, ICONS["info"]),
-                 duration="long" if kind in ("error", "warning") else "short")
+        st.toast(
+            message, icon=ICONS.get(kind, ICONS["info"]), duration="long" if kind in ("error", "warning") else "short"
+        )

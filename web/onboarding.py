@@ -26,7 +26,12 @@ def show_intro(budget: int, lag: int) -> None:
     if st.session_state.get("intro_dismissed"):
         return
     with st.container(border=True, key="intro"):
-        st.markdown(INTRO + f"\nThis conversation: a budget of {budget:,} tokens, a lag of {lag} "
-                            f"step{'s' if lag != 1 else ''}.")
-        st.button("Got it", key="intro_ok", icon=":material/check:",
-                  on_click=lambda: st.session_state.update(intro_dismissed=True))
+        st.markdown(
+            INTRO + f"\nThis conversation: a budget of {budget:,} tokens, a lag of {lag} step{'s' if lag != 1 else ''}."
+        )
+        st.button(
+            "Got it",
+            key="intro_ok",
+            icon=":material/check:",
+            on_click=lambda: st.session_state.update(intro_dismissed=True),
+        )

@@ -20,9 +20,10 @@ def over_budget_text(b: dict, lag: int) -> str | None:
         holders.append(f"pinned turns hold {b['pinned']:,} tokens")
         todo.append("unpin a turn (in the Memory inspector)")
     if b["protected"]:
-        holders.append(f"the newest turns, protected for the lag of {lag} step{'s' if lag != 1 else ''}, "
-                       f"hold {b['protected']:,} tokens")
+        holders.append(
+            f"the newest turns, protected for the lag of {lag} step{'s' if lag != 1 else ''}, "
+            f"hold {b['protected']:,} tokens"
+        )
         todo.append("keep chatting (protected turns become evictable once older than the lag), lower the lag")
     todo.append("raise the budget (Memory settings in the sidebar)")
-    return (f"{head} Nothing can be evicted: {' and '.join(holders)}. "
-            f"To get back under it: {', or '.join(todo)}.")
+    return f"{head} Nothing can be evicted: {' and '.join(holders)}. To get back under it: {', or '.join(todo)}."

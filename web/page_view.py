@@ -21,10 +21,9 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from assistant.store import MemoryStore, PageReader
 from memory.layer import MemoryLayer
 from memory.types import Citation, EvictionRecord, TurnState
-
-from assistant.store import MemoryStore, PageReader
 from web.timeline import Timeline
 
 HISTORY_CITES = 2000  # the citation chart shows the newest this many
@@ -83,14 +82,29 @@ def chat_view(store: MemoryStore, conv_id: int, shown: int) -> PageView:
         looked_up = drawn | cited | ({first - 1} if first > 1 else set())
         layer, feedback = reading_layer(r, looked_up)
         feedback.update(r.feedback(drawn))
-        return PageView(r.conv, layer, r.rows(looked_up, whole=True), r.turn_count(), last,
-                        evictions=r.evictions_between(first - 1, last) if latest else [],
-                        events=r.events_of(drawn, ("answer",)), feedback=feedback, latest=latest, waiting=waiting)
+        return PageView(
+            r.conv,
+            layer,
+            r.rows(looked_up, whole=True),
+            r.turn_count(),
+            last,
+            evictions=r.evictions_between(first - 1, last) if latest else [],
+            events=r.events_of(drawn, ("answer",)),
+            feedback=feedback,
+            latest=latest,
+            waiting=waiting,
+        )
 
 
-def inspector_view(store: MemoryStore, conv_id: int, *, turn_page: Callable[[int], tuple[int, int]],
-                   history_page: Callable[[int], tuple[int, int]], detail: int | None,
-                   timeline: Callable[[object], Timeline] | None = None) -> PageView:
+def inspector_view(
+    store: MemoryStore,
+    conv_id: int,
+    *,
+    turn_page: Callable[[int], tuple[int, int]],
+    history_page: Callable[[int], tuple[int, int]],
+    detail: int | None,
+    timeline: Callable[[object], Timeline] | None = None,
+) -> PageView:
     """One page of the turn table (``turn_page(total)`` gives its [start, stop)), one page of the
     eviction history (newest first), the turn ``detail`` (default: the last) in full, the newest
     misses and citations; and ``timeline(conv)`` brought up to date from the same moment."""
@@ -113,12 +127,23 @@ def inspector_view(store: MemoryStore, conv_id: int, *, turn_page: Callable[[int
         history_count = r.eviction_count()
         h_start, h_stop = history_page(history_count)
         cites, cites_count = r.latest_citations(HISTORY_CITES)
-        return PageView(r.conv, layer, [rows[n] for n in sorted(rows)], count, last,
-                        evictions=r.evictions_of(set(page) | ({detail} if detail else set())),
-                        misses=misses[::-1], feedback=feedback, page=page,
-                        history=r.eviction_page(h_start, h_stop - h_start) if h_stop > h_start else [],
-                        history_count=history_count, misses_count=misses_count, cites=cites, cites_count=cites_count,
-                        detail=detail)
+        return PageView(
+            r.conv,
+            layer,
+            [rows[n] for n in sorted(rows)],
+            count,
+            last,
+            evictions=r.evictions_of(set(page) | ({detail} if detail else set())),
+            misses=misses[::-1],
+            feedback=feedback,
+            page=page,
+            history=r.eviction_page(h_start, h_stop - h_start) if h_stop > h_start else [],
+            history_count=history_count,
+            misses_count=misses_count,
+            cites=cites,
+            cites_count=cites_count,
+            detail=detail,
+        )
 
 
 def pinned_flags(store: MemoryStore, conv_id: int, numbers) -> dict[int, bool]:

@@ -13,12 +13,11 @@ from functools import partial
 
 import streamlit as st
 
-from memory import transcript as T
-
 from assistant import runtime
 from assistant.replay import export_transcript, replay, settings_from
 from assistant.service import ChatService
 from assistant.store import MemoryStore
+from memory import transcript as T
 from web import loading
 from web.notices import flash
 from web.signin import current_owner
@@ -26,8 +25,9 @@ from web.text import md_text, show_plain
 from web.views import shorten
 
 NEW_TITLE = "New conversation"
-SINGLE_USER_NOTE = ("Single-user mode: there is no sign-in, so anyone who can open this address sees "
-                    "and changes these conversations.")
+SINGLE_USER_NOTE = (
+    "Single-user mode: there is no sign-in, so anyone who can open this address sees and changes these conversations."
+)
 STRONGER_MODEL_HELP = """\
 The embedded model (SmolLM2-135M) needs no key and no network, but it is tiny: its answers and
 citations are rough. To use a stronger model, set these before `make run` (or `streamlit run app.py`):
@@ -41,7 +41,6 @@ export LAGMEM_MODEL=llama3.1            # the model name that server knows
 export OPENAI_API_KEY=anything          # if the server wants one
 ```
 """
-
 
 
 def _select(conv_id: int) -> None:
@@ -83,8 +82,14 @@ def import_text(svc: ChatService, text: str, name: str, target: MemoryStore | No
     except ValueError as exc:
         return None, f"“{name}” was not imported: {exc}. Nothing was stored."
     # atomic: the conversation and all its turns commit together, or nothing is stored
-    log = replay(target or svc.store, transcript, svc.counter, settings,
-                 title=transcript.header.get("title") or name.rsplit(".", 1)[0], atomic=True)
+    log = replay(
+        target or svc.store,
+        transcript,
+        svc.counter,
+        settings,
+        title=transcript.header.get("title") or name.rsplit(".", 1)[0],
+        atomic=True,
+    )
     return log.conversation_id, f"Imported {len(log.turns)} turns from “{name}”."
 
 
@@ -133,8 +138,9 @@ def conversation_sidebar(store: MemoryStore) -> int:
     conv_id = st.session_state["conv_id"]
     with st.sidebar:
         st.button("New conversation", icon=":material/add:", on_click=_new, args=(store,), width="stretch")
-        st.selectbox("Conversation", ids, key="conv_pick", on_change=_picked,
-                     format_func=lambda i: labels.get(i, f"#{i}"))
+        st.selectbox(
+            "Conversation", ids, key="conv_pick", on_change=_picked, format_func=lambda i: labels.get(i, f"#{i}")
+        )
         with st.expander("Rename, delete, export, import"):
             # keyed by the conversation and its stored title: the box always starts from the
             # selected conversation's title (after a switch, a new conversation, a delete, a rename)
@@ -142,19 +148,31 @@ def conversation_sidebar(store: MemoryStore) -> int:
             st.text_input("Title", value=titles[conv_id], key=title_key, max_chars=200)
             st.button("Rename", on_click=_rename, args=(store, conv_id, title_key))
             # the file is written only when the button is pressed (a callable), never on every rerun
-            st.download_button("Export (saved-conversation file)", partial(export_transcript, store, conv_id),
-                               file_name=f"lagmem-{conv_id}.jsonl", mime="application/jsonl",
-                               icon=":material/download:")
-            st.file_uploader("Import a saved conversation", type=["jsonl", "json", "txt"],
-                             key=f"import-{st.session_state.get('import_n', 0)}", on_change=_import)
+            st.download_button(
+                "Export (saved-conversation file)",
+                partial(export_transcript, store, conv_id),
+                file_name=f"lagmem-{conv_id}.jsonl",
+                mime="application/jsonl",
+                icon=":material/download:",
+            )
+            st.file_uploader(
+                "Import a saved conversation",
+                type=["jsonl", "json", "txt"],
+                key=f"import-{st.session_state.get('import_n', 0)}",
+                on_change=_import,
+            )
             if st.session_state.get("confirm_delete") == conv_id:
                 st.warning(f"Delete “{md_text(titles[conv_id])}” and its whole memory? This cannot be undone.")
                 c1, c2 = st.columns(2)
                 c1.button("Delete", type="primary", on_click=_delete, args=(store, conv_id), key="delete_yes")
                 c2.button("Cancel", on_click=lambda: st.session_state.pop("confirm_delete", None), key="delete_no")
             else:
-                st.button("Delete…", icon=":material/delete:", key="delete_ask",
-                          on_click=lambda: st.session_state.update(confirm_delete=conv_id))
+                st.button(
+                    "Delete…",
+                    icon=":material/delete:",
+                    key="delete_ask",
+                    on_click=lambda: st.session_state.update(confirm_delete=conv_id),
+                )
     return conv_id
 
 

@@ -43,8 +43,12 @@ class Timeline:
         evictions = r.evictions_after(self.closed)
         returns = r.returns_after(self.closed)
         # rows come in step order: the last of each is its latest step
-        now = max(r.conv.step, next(reversed(arrivals), 0), evictions[-1][0] if evictions else 0,
-                  max((s for s, _ in returns), default=0))
+        now = max(
+            r.conv.step,
+            next(reversed(arrivals), 0),
+            evictions[-1][0] if evictions else 0,
+            max((s for s, _ in returns), default=0),
+        )
         # tokens of the turns that may come back (few), whether in memory now or not
         tokens = r.tokens_of({n for _, n in returns})
         at_step: dict[int, list[tuple[int, int]]] = defaultdict(list)  # step -> (turn, tokens before)
@@ -102,25 +106,37 @@ class Timeline:
         points_open, markers_open = self._open
         values = np.concatenate((np.frombuffer(self.tokens, dtype=np.int64), np.asarray(points_open, dtype=np.int64)))
         opened = [[m[i] for m in markers_open] for i in range(4)]
-        steps, peaks, counts = (np.concatenate((np.frombuffer(c, dtype=np.int64), np.asarray(o, dtype=np.int64)))
-                                for c, o in zip(self.marks, (opened[0], opened[1], opened[3])))
+        steps, peaks, counts = (
+            np.concatenate((np.frombuffer(c, dtype=np.int64), np.asarray(o, dtype=np.int64)))
+            for c, o in zip(self.marks, (opened[0], opened[1], opened[3]))
+        )
         evicted = self.evicted + list(opened[2])
         n = len(values)
         width = max(1, math.ceil(n / max_points))
         if width == 1:
-            return (pd.DataFrame({"step": np.arange(1, n + 1), "tokens": values}),
-                    pd.DataFrame({"step": steps, "peak": peaks, "evicted": [_label(e) for e in evicted], "count": counts}), 1)
+            return (
+                pd.DataFrame({"step": np.arange(1, n + 1), "tokens": values}),
+                pd.DataFrame({"step": steps, "peak": peaks, "evicted": [_label(e) for e in evicted], "count": counts}),
+                1,
+            )
         padded = np.concatenate((values, np.full(-n % width, values.min(initial=0))))
-        points = pd.DataFrame({"step": np.arange(len(padded) // width) * width + 1,
-                               "tokens": padded.reshape(-1, width).max(axis=1)})
+        points = pd.DataFrame(
+            {"step": np.arange(len(padded) // width) * width + 1, "tokens": padded.reshape(-1, width).max(axis=1)}
+        )
         # markers merged per bucket (steps are in order): the highest peak, the total count, and
         # the first marker's evicted turns, with "…" when the bucket evicted more
         at = (steps - 1) // width * width + 1
         first = np.flatnonzero(np.r_[True, at[1:] != at[:-1]]) if len(at) else np.zeros(0, dtype=np.int64)
         total = np.add.reduceat(counts, first) if len(at) else counts
         labels = [_label(evicted[i]) + (" …" if t > counts[i] else "") for i, t in zip(first.tolist(), total.tolist())]
-        markers = pd.DataFrame({"step": at[first], "peak": np.maximum.reduceat(peaks, first) if len(at) else peaks,
-                                "evicted": labels, "count": total})
+        markers = pd.DataFrame(
+            {
+                "step": at[first],
+                "peak": np.maximum.reduceat(peaks, first) if len(at) else peaks,
+                "evicted": labels,
+                "count": total,
+            }
+        )
         return points, markers, width
 
 

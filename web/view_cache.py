@@ -28,8 +28,9 @@ def _key(store: MemoryStore, conv) -> tuple:
     return (str(store.engine.url), getattr(store, "owner", None), conv.id, conv.created_at, conv.version)
 
 
-def current_view(store: MemoryStore, conv_id: int, read: Callable[[], T] | None = None,
-                 asked: Callable[[], Hashable] = tuple) -> T | MemoryView:
+def current_view(
+    store: MemoryStore, conv_id: int, read: Callable[[], T] | None = None, asked: Callable[[], Hashable] = tuple
+) -> T | MemoryView:
     """The conversation as stored now: the session's last view when its version has not moved
     and the page asks for the same rows (``asked()``: which page, which turn; asked again after a
     read, which may settle a default), else ``read()`` afresh (default: the whole ``store.view``;

@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from assistant.store import MemoryStore, MemoryView
 from memory.policies import POLICIES
 from memory.types import EvictionRecord
-
-from assistant.store import MemoryStore, MemoryView
 
 ROLE_WORDS = {"user": "your message", "assistant": "an answer", "system": "a system note"}
 
@@ -92,7 +91,9 @@ def chat_history(view: MemoryView, numbers: set[int] | None = None) -> list[Mess
     for t in view.turns:
         if numbers is not None and t.seq not in numbers:
             continue
-        m = Message(t.seq, t.role, t.content, sorted(cites.get(t.seq, [])), feedback=view.feedback.get(t.seq), model=t.model)
+        m = Message(
+            t.seq, t.role, t.content, sorted(cites.get(t.seq, [])), feedback=view.feedback.get(t.seq), model=t.model
+        )
         if t.role == "assistant":
             m.evicted = evicted.get(t.seq, [])
         out.append(m)
@@ -159,26 +160,45 @@ def turn_table(view: MemoryView, numbers: list[int] | None = None) -> pd.DataFra
     rows = []
     for t in turns:
         st = layer.turn(t.seq)
-        rows.append({
-            "turn": t.seq,
-            "role": t.role,
-            "text": shorten(t.content),
-            "tokens": t.tokens,
-            "state": "in memory" if st.active else "evicted",
-            "protected": layer.lag_left(st) if layer.is_protected(st) else 0,
-            "pinned": bool(st.pinned),
-            "citations": counts.get(t.seq, 0),
-            "last cited": f"step {last[t.seq]}" if t.seq in last else "",
-            "importance": round(float(importance.get(t.seq, 0.0)), 4),
-            "at eviction": round(float(at_eviction[t.seq]), 4) if t.seq in at_eviction else None,
-            "need prior": None if st.prior is None else round(st.prior, 3),
-            "from prior": round(split[t.seq][0], 4) if t.seq in split else None,
-            "from evidence": round(split[t.seq][1], 4) if t.seq in split else None,
-            "rank": str(rank[t.seq]) if t.seq in rank else "",
-        })
-    df = pd.DataFrame(rows, columns=["turn", "role", "text", "tokens", "state", "protected", "pinned",
-                                     "citations", "last cited", "importance", "at eviction", "need prior",
-                                     "from prior", "from evidence", "rank"])
+        rows.append(
+            {
+                "turn": t.seq,
+                "role": t.role,
+                "text": shorten(t.content),
+                "tokens": t.tokens,
+                "state": "in memory" if st.active else "evicted",
+                "protected": layer.lag_left(st) if layer.is_protected(st) else 0,
+                "pinned": bool(st.pinned),
+                "citations": counts.get(t.seq, 0),
+                "last cited": f"step {last[t.seq]}" if t.seq in last else "",
+                "importance": round(float(importance.get(t.seq, 0.0)), 4),
+                "at eviction": round(float(at_eviction[t.seq]), 4) if t.seq in at_eviction else None,
+                "need prior": None if st.prior is None else round(st.prior, 3),
+                "from prior": round(split[t.seq][0], 4) if t.seq in split else None,
+                "from evidence": round(split[t.seq][1], 4) if t.seq in split else None,
+                "rank": str(rank[t.seq]) if t.seq in rank else "",
+            }
+        )
+    df = pd.DataFrame(
+        rows,
+        columns=[
+            "turn",
+            "role",
+            "text",
+            "tokens",
+            "state",
+            "protected",
+            "pinned",
+            "citations",
+            "last cited",
+            "importance",
+            "at eviction",
+            "need prior",
+            "from prior",
+            "from evidence",
+            "rank",
+        ],
+    )
     return df.set_index("turn")
 
 
@@ -209,17 +229,22 @@ def runners_text(record: EvictionRecord) -> str:
 
 def eviction_history(records: list[tuple[EvictionRecord, str]]) -> pd.DataFrame:
     """One page of the eviction history: (record, its turn's role) pairs, as read (newest first)."""
-    rows = [{
-        "step": r.step,
-        "turn": r.turn,
-        "role": role,
-        "importance at eviction": round(r.importance, 4),
-        "runners-up": runners_text(r),
-        "tokens": f"{r.tokens_before} → {r.tokens_after} / {r.budget}",
-        "policy": r.policy,
-        "reason": r.reason,
-    } for r, role in records]
-    return pd.DataFrame(rows, columns=["step", "turn", "role", "importance at eviction", "runners-up", "tokens", "policy", "reason"])
+    rows = [
+        {
+            "step": r.step,
+            "turn": r.turn,
+            "role": role,
+            "importance at eviction": round(r.importance, 4),
+            "runners-up": runners_text(r),
+            "tokens": f"{r.tokens_before} → {r.tokens_after} / {r.budget}",
+            "policy": r.policy,
+            "reason": r.reason,
+        }
+        for r, role in records
+    ]
+    return pd.DataFrame(
+        rows, columns=["step", "turn", "role", "importance at eviction", "runners-up", "tokens", "policy", "reason"]
+    )
 
 
 def why_forgotten(view: MemoryView, number: int) -> str:
@@ -243,20 +268,27 @@ def why_forgotten(view: MemoryView, number: int) -> str:
     how = f"The {policy} policy{' ' + desc if desc else ''}."
     if cited_before:
         last = max(cited_before, key=lambda c: (c.step, c.weight))
-        evidence = (f"It had been cited {len(cited_before)} time{'s' if len(cited_before) != 1 else ''}, last at step {last.step} "
-                    f"(by the {last.source} retriever, confidence {last.weight:.2f}).")
+        evidence = (
+            f"It had been cited {len(cited_before)} time{'s' if len(cited_before) != 1 else ''}, "
+            f"last at step {last.step} "
+            f"(by the {last.source} retriever, confidence {last.weight:.2f})."
+        )
     else:
         evidence = "No answer had ever cited it."
-    lines.append(f"{how} {evidence} Among the turns that could be evicted it scored lowest, {r.importance:.3g} "
-                 f"(its importance at that eviction; measured now it is "
-                 f"{float(view.layer.importance([number]).get(number, 0.0)):.3g}).")
+    lines.append(
+        f"{how} {evidence} Among the turns that could be evicted it scored lowest, {r.importance:.3g} "
+        f"(its importance at that eviction; measured now it is "
+        f"{float(view.layer.importance([number]).get(number, 0.0)):.3g})."
+    )
     decided = _what_decided(view, number, bool(cited_before))
     if decided:
         lines.append(decided)
     if r.runners_up:
         lines.append("Next in line were " + runners_text(r) + "; they stayed.")
-    lines.append("Turns still inside their lag window (new turns, protected while evidence about them accrues) "
-                 "and pinned turns could not be chosen.")
+    lines.append(
+        "Turns still inside their lag window (new turns, protected while evidence about them accrues) "
+        "and pinned turns could not be chosen."
+    )
     if len(records) > 1:
         lines.append(f"It has left memory {len(records)} times in all.")
     state = view.layer.turn(number)
@@ -277,20 +309,25 @@ def _what_decided(view: MemoryView, number: int, cited: bool) -> str:
     if split is None:
         return ""
     which = "the evidence (its citations)" if split[1] >= split[0] else "the prior"
-    return (f"Measured now, its importance is {split[0]:.3g} from the prior{prior} and {split[1]:.3g} from "
-            f"its citations: {which} weighed most.")
+    return (
+        f"Measured now, its importance is {split[0]:.3g} from the prior{prior} and {split[1]:.3g} from "
+        f"its citations: {which} weighed most."
+    )
 
 
 def misses_table(view: MemoryView) -> pd.DataFrame:
     by = view.by_number
-    rows = [{
-        "step": m.step,
-        "turn": m.turn,
-        "text": shorten(by[m.turn].content, 70) if m.turn in by else "",
-        "similarity": round(m.similarity, 3),
-        "restored then": bool(m.restored),
-        "in memory now": view.layer.turn(m.turn).active if m.turn in by else False,
-    } for m in reversed(view.misses)]
+    rows = [
+        {
+            "step": m.step,
+            "turn": m.turn,
+            "text": shorten(by[m.turn].content, 70) if m.turn in by else "",
+            "similarity": round(m.similarity, 3),
+            "restored then": bool(m.restored),
+            "in memory now": view.layer.turn(m.turn).active if m.turn in by else False,
+        }
+        for m in reversed(view.misses)
+    ]
     return pd.DataFrame(rows, columns=["step", "turn", "text", "similarity", "restored then", "in memory now"])
 
 
@@ -336,10 +373,18 @@ def memory_timeline(view: MemoryView) -> tuple[pd.DataFrame, pd.DataFrame]:
             points.append({"step": step, "tokens": used})
         recs = at_step.get(step)
         if recs:
-            markers.append({"step": step, "peak": max(r.tokens_before for r in recs),
-                            "evicted": ", ".join(f"#{r.turn}" for r in recs), "count": len(recs)})
-    return (pd.DataFrame(points, columns=["step", "tokens"]),
-            pd.DataFrame(markers, columns=["step", "peak", "evicted", "count"]))
+            markers.append(
+                {
+                    "step": step,
+                    "peak": max(r.tokens_before for r in recs),
+                    "evicted": ", ".join(f"#{r.turn}" for r in recs),
+                    "count": len(recs),
+                }
+            )
+    return (
+        pd.DataFrame(points, columns=["step", "tokens"]),
+        pd.DataFrame(markers, columns=["step", "peak", "evicted", "count"]),
+    )
 
 
 def importance_series(view: MemoryView) -> pd.DataFrame:
@@ -349,12 +394,16 @@ def importance_series(view: MemoryView) -> pd.DataFrame:
     rows = []
     for t in active:
         status = "pinned" if t.pinned else ("protected" if layer.is_protected(t) else "can be evicted")
-        rows.append({"turn": t.number, "importance": float(imp.get(t.number, 0.0)), "status": status, "tokens": t.tokens})
+        rows.append(
+            {"turn": t.number, "importance": float(imp.get(t.number, 0.0)), "status": status, "tokens": t.tokens}
+        )
     return pd.DataFrame(rows, columns=["turn", "importance", "status", "tokens"])
 
 
 def citation_series(view: MemoryView, cites=None) -> pd.DataFrame:
     """The citations (default: all the view's layer holds) as the chart's points."""
-    rows = [{"step": c.step, "turn": c.turn, "weight": c.weight, "answer": c.answer_turn, "source": c.source}
-            for c in (view.layer.citations() if cites is None else cites)]
+    rows = [
+        {"step": c.step, "turn": c.turn, "weight": c.weight, "answer": c.answer_turn, "source": c.source}
+        for c in (view.layer.citations() if cites is None else cites)
+    ]
     return pd.DataFrame(rows, columns=["step", "turn", "weight", "answer", "source"]).sort_values(["step", "turn"])

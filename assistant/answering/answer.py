@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.retrieval.lexical import STOP_WORDS, words
 from assistant.answering.wording import WORDINGS, language
+from assistant.retrieval.lexical import STOP_WORDS, words
 
 MAX_ANSWER_TOKENS = 150
 MIN_ANSWER_TOKENS = 16
@@ -41,8 +41,7 @@ AGREE_SIMILARITY = 0.45
 AGREE_SHARE = 0.5
 
 CONTEXT_PROMPT = (
-    "You are a helpful assistant. Reply to the user's last message briefly, in the language the "
-    "user writes in.{cited}"
+    "You are a helpful assistant. Reply to the user's last message briefly, in the language the user writes in.{cited}"
 )
 GROUNDED_PROMPT = (
     "You answer questions about what was said earlier in this conversation. Use only these "
@@ -95,8 +94,10 @@ def cap_text(text: str, cap: int, count) -> str:
     return (" ".join(out) + " …") if out else "…"
 
 
-QUESTION_START = re.compile(r"(?i)\s*(what|when|where|who|whom|which|why|how|do|does|did|is|are|"
-                            r"can|could|tell me|remind me)\b")
+QUESTION_START = re.compile(
+    r"(?i)\s*(what|when|where|who|whom|which|why|how|do|does|did|is|are|"
+    r"can|could|tell me|remind me)\b"
+)
 WH = re.compile(r"(?i)\b(what|when|where|who|whom|which|why|how)\b")
 SELF_WORDS = re.compile(r"(?i)\b(i|i'm|i'll|i've|i'd|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
 SELF_START = re.compile(r"(?i)^\s*(i|i'm|i'll|i've|i'd|my|we|we're|we'll|we've|our)\b")
@@ -137,7 +138,7 @@ def about_the_user(message: str) -> bool:
     worth quoting when nothing was cited."""
     clauses = _clauses(REQUEST.sub(" ", message))
     asking = [i for i, c in enumerate(clauses) if QUESTION_START.match(c) or WH.search(c)]
-    part = clauses[asking[-1]:] if asking else clauses
+    part = clauses[asking[-1] :] if asking else clauses
     return any(SELF_WORDS.search(c) for c in part)
 
 
@@ -172,12 +173,15 @@ def grounded_messages(notes: Sequence[Note], message: str) -> list[dict]:
     for n in sorted(notes, key=lambda n: n.number):
         who = "the user said" if n.role == "user" else "you said"
         lines.append(f"- Earlier, {who}: {_flat(n.content)}")
-    return [{"role": "system", "content": GROUNDED_PROMPT.format(notes="\n".join(lines))},
-            {"role": "user", "content": message}]
+    return [
+        {"role": "system", "content": GROUNDED_PROMPT.format(notes="\n".join(lines))},
+        {"role": "user", "content": message},
+    ]
 
 
-def context_messages(active: Sequence, cited: Sequence[int], message: str, count,
-                     context_tokens: int | None) -> list[dict]:
+def context_messages(
+    active: Sequence, cited: Sequence[int], message: str, count, context_tokens: int | None
+) -> list[dict]:
     """The in-memory turns (``active``: candidates with number/role/content) as chat history; the
     cited ones are repeated in the system prompt rather than marked inside the turns. With
     ``context_tokens``, only what fits: cited turns first, then the newest."""
@@ -197,8 +201,7 @@ def context_messages(active: Sequence, cited: Sequence[int], message: str, count
         note = f" The earlier messages most relevant now:\n{quoted}"
     messages = [{"role": "system", "content": CONTEXT_PROMPT.format(cited=note)}]
     for t in turns:
-        messages.append({"role": t.role if t.role in ("user", "assistant") else "system",
-                         "content": t.content})
+        messages.append({"role": t.role if t.role in ("user", "assistant") else "system", "content": t.content})
     messages.append({"role": "user", "content": message})
     return messages
 
@@ -236,9 +239,11 @@ def salient(text: str) -> set[str]:
 
 
 AS_THE_USER = re.compile(r"(?i)^\W*(i|i'm|i'll|i've|i'd)\b|\b(my|mine|myself|me|we|we're|we've|us|our|ours)\b")
-OPENERS = frozenset("""yes no sure okay ok well sorry hello hi dear great certainly of according based
+OPENERS = frozenset(
+    """yes no sure okay ok well sorry hello hi dear great certainly of according based
 as in on at for from to your you you're yours the this that these those it it's there here he she they
-""".split())
+""".split()
+)
 
 
 I_PHRASE = re.compile(r"(?i)\b(i|i'm|i'll|i've|i'd)\s+(\w+)")
@@ -266,8 +271,9 @@ def invented_opener(answer: str, notes: Sequence[Note], message: str) -> bool:
     return first not in known and first not in OPENERS and first not in STOP_WORDS
 
 
-def agrees(answer: str, answer_vec: np.ndarray | None, notes: Sequence[Note], message: str,
-           required: Collection[str] = ()) -> bool:
+def agrees(
+    answer: str, answer_vec: np.ndarray | None, notes: Sequence[Note], message: str, required: Collection[str] = ()
+) -> bool:
     """Does the model's text say what the cited turns say? Lexical and embedding evidence, not
     wording: it must repeat a word of theirs the question lacked, most of its new words must come
     from them, it may not bring a name or number of its own, it must keep a name or number of
@@ -309,16 +315,21 @@ GROUNDED_TEMPERATURE = 0.1
 ONE_SENTENCE = {"stop": [". ", "! ", "? ", "\n"]}
 
 
-def grounded_answer(llm, embed, notes: Sequence[Note], message: str, cap: int, count,
-                    sure: bool = True, required: Collection[str] = ()) -> tuple[str, np.ndarray, str]:
+def grounded_answer(
+    llm, embed, notes: Sequence[Note], message: str, cap: int, count, sure: bool = True, required: Collection[str] = ()
+) -> tuple[str, np.ndarray, str]:
     """Ask the model from ``notes`` only (best first), keep its text if it agrees with them, else
     quote the first.
 
     Returns (answer, its vector, how: ``model`` or ``extractive``). ``sure=False``: the notes are
     the ranker's best guesses, not citations, and an extractive answer says so. ``required``: see
     ``agrees``."""
-    raw = llm.complete(grounded_messages(notes, message), max_tokens=min(cap, GROUNDED_MAX_TOKENS),
-                       temperature=GROUNDED_TEMPERATURE, extra_body=ONE_SENTENCE)
+    raw = llm.complete(
+        grounded_messages(notes, message),
+        max_tokens=min(cap, GROUNDED_MAX_TOKENS),
+        temperature=GROUNDED_TEMPERATURE,
+        extra_body=ONE_SENTENCE,
+    )
     text = clean_answer(raw or "")
     vec = embed(text) if text else None
     lang = language(message)
@@ -339,8 +350,12 @@ def statement_reply(llm, message: str, cap: int, count) -> tuple[str, str]:
     switches language) is replaced by a plain acknowledgement in the user's language, and so is a
     reply in another language than the message's. Returns (reply, how: ``model`` or ``acknowledged``)."""
     messages = context_messages([], [], message, count, None)
-    text = clean_answer(llm.complete(messages, max_tokens=min(cap, REPLY_MAX_TOKENS),
-                                     temperature=GROUNDED_TEMPERATURE, extra_body=ONE_SENTENCE) or "")
+    text = clean_answer(
+        llm.complete(
+            messages, max_tokens=min(cap, REPLY_MAX_TOKENS), temperature=GROUNDED_TEMPERATURE, extra_body=ONE_SENTENCE
+        )
+        or ""
+    )
     lang = language(message)
     if not text or salient(text) - salient(message) or language(text) != lang:
         return WORDINGS[lang].noted, "acknowledged"

@@ -34,21 +34,33 @@ from assistant.retrieval.lexical import words
 KINDS = (
     ("name", re.compile(r"(?i)^\s*(who|whom)\b|\b(name|called|call)\b")),
     ("time", re.compile(r"(?i)^\s*when\b|\b(what|which)\s+(day|date|time|month|year|weekday)\b")),
-    ("place", re.compile(r"(?i)^\s*where\b|\b(what|which)\s+(city|town|country|place|street|"
-                         r"hospital|school|village|island|state)\b")),
+    (
+        "place",
+        re.compile(
+            r"(?i)^\s*where\b|\b(what|which)\s+(city|town|country|place|street|"
+            r"hospital|school|village|island|state)\b"
+        ),
+    ),
     ("number", re.compile(r"(?i)\bhow\s+(old|many|much|long)\b|\b(number|age)\b")),
 )
-_MONTHS = ("january february march april may june july august september october november december "
-           "jan feb mar apr jun jul aug sep sept oct nov dec")
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+)
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday weekend tomorrow tonight today"
-TIME_WORDS = re.compile(rf"(?i)\b({'|'.join((_MONTHS + ' ' + _DAYS).split())})s?\b|\b\d{{1,2}}(:\d\d|\s?[ap]\.?m\b|st|nd|rd|th)\b")
-NUMBER = re.compile(r"(?i)\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-                    r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|"
-                    r"forty|fifty|sixty|seventy|eighty|ninety|hundred)\b")
+TIME_WORDS = re.compile(
+    rf"(?i)\b({'|'.join((_MONTHS + ' ' + _DAYS).split())})s?\b|\b\d{{1,2}}(:\d\d|\s?[ap]\.?m\b|st|nd|rd|th)\b"
+)
+NUMBER = re.compile(
+    r"(?i)\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|"
+    r"forty|fifty|sixty|seventy|eighty|ninety|hundred)\b"
+)
 CORRECTION = re.compile(
     r"(?i)\b(actually|instead|correction|i meant|mixed (?:it|them|that|those) up|mixed up|misread|"
     r"typo|scratch that|change of plans?|changed|moved (?:it|me)|rescheduled|not anymore|"
-    r"no longer|wrong|oops)\b|\bnot\s+\w+\s*,?\s+but\b|,\s*not\s+\w+")
+    r"no longer|wrong|oops)\b|\bnot\s+\w+\s*,?\s+but\b|,\s*not\s+\w+"
+)
 
 GUESSES = 2
 RESCUE_DEPTH = 5  # the answer-kind rule looks this far down the ranker's user statements
@@ -110,8 +122,10 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
         if not about_the_user(question):
             return Notes([], False)
         # the user's statements about themselves first, then their other statements, then the rest
-        usable = sorted((c for c in ranked if c.role != "user" or states(c.content)),
-                        key=lambda c: (not is_statement(c), not SELF_WORDS.search(c.content)))
+        usable = sorted(
+            (c for c in ranked if c.role != "user" or states(c.content)),
+            key=lambda c: (not is_statement(c), not SELF_WORDS.search(c.content)),
+        )
         typed = [c for c in usable if is_statement(c) and has_kind(c.content, kind)]
         best = (typed[:1] + [c for c in usable if typed[:1] != [c]])[:guesses]
         notes = [_note(c, 1.0 - 0.1 * i) for i, c in enumerate(best)]
@@ -135,8 +149,7 @@ def _corrected(notes: list[Note], statements: Sequence, kind: str | None, sure: 
         new = salient(fix.content) - salient(n.content)
         required |= new or (set(words(fix.content)) - set(words(n.content)))
     kept = list({n.number: n for n in out}.values())  # two notes corrected by one turn: one note
-    kept.sort(key=lambda n: (not is_statement(n), not has_kind(n.content, kind),
-                             -n.weight, -n.number))
+    kept.sort(key=lambda n: (not is_statement(n), not has_kind(n.content, kind), -n.weight, -n.number))
     return Notes(kept, sure, frozenset(required))
 
 

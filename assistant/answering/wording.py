@@ -15,15 +15,12 @@ from dataclasses import dataclass
 _MARKERS = {
     "en": "the my is are what when where who which how do does did i you me a an of to in and it",
     "es": "el la los las mi mis es qué cómo dónde cuándo quién cuál se llama tengo soy y de en un una "
-          "por para con mí estoy",
+    "por para con mí estoy",
     "fr": "le la les mon ma mes est que quelle quel où quand qui comment je j' suis ai et de en un une "
-          "est-ce moi m'appelle habite",
-    "pt": "o a os as meu minha é que como onde quando quem qual se chama tenho sou e de em um uma "
-          "você não eu moro",
-    "de": "der die das mein meine ist was wie wo wann wer welche ich bin habe und von in ein eine "
-          "heiße wohne",
-    "it": "il lo la i gli le mio mia è che come dove quando chi quale si chiama ho sono e di in un una "
-          "abito",
+    "est-ce moi m'appelle habite",
+    "pt": "o a os as meu minha é que como onde quando quem qual se chama tenho sou e de em um uma você não eu moro",
+    "de": "der die das mein meine ist was wie wo wann wer welche ich bin habe und von in ein eine heiße wohne",
+    "it": "il lo la i gli le mio mia è che come dove quando chi quale si chiama ho sono e di in un una abito",
 }
 _WORDS = {lang: frozenset(ws.split()) for lang, ws in _MARKERS.items()}
 _TOKEN = re.compile(r"[^\W\d_]+(?:'|-[^\W\d_]+)?")
@@ -38,18 +35,39 @@ class Wording:
 
 
 WORDINGS = {
-    "en": Wording("You told me (turn {n}): ", "I said (turn {n}): ",
-                  "I am not sure; the closest thing in memory: ", "Noted."),
-    "es": Wording("Me dijiste (turno {n}): ", "Yo dije (turno {n}): ",
-                  "No estoy seguro; lo más parecido en mi memoria: ", "Anotado."),
-    "fr": Wording("Tu m'as dit (tour {n}) : ", "J'ai dit (tour {n}) : ",
-                  "Je ne suis pas sûr ; le plus proche dans ma mémoire : ", "C'est noté."),
-    "pt": Wording("Você me disse (turno {n}): ", "Eu disse (turno {n}): ",
-                  "Não tenho certeza; o mais próximo na minha memória: ", "Anotado."),
-    "de": Wording("Du hast mir gesagt (Beitrag {n}): ", "Ich sagte (Beitrag {n}): ",
-                  "Ich bin nicht sicher; das Nächste in meinem Gedächtnis: ", "Notiert."),
-    "it": Wording("Mi hai detto (turno {n}): ", "Ho detto (turno {n}): ",
-                  "Non sono sicuro; la cosa più vicina nella mia memoria: ", "Preso nota."),
+    "en": Wording(
+        "You told me (turn {n}): ", "I said (turn {n}): ", "I am not sure; the closest thing in memory: ", "Noted."
+    ),
+    "es": Wording(
+        "Me dijiste (turno {n}): ",
+        "Yo dije (turno {n}): ",
+        "No estoy seguro; lo más parecido en mi memoria: ",
+        "Anotado.",
+    ),
+    "fr": Wording(
+        "Tu m'as dit (tour {n}) : ",
+        "J'ai dit (tour {n}) : ",
+        "Je ne suis pas sûr ; le plus proche dans ma mémoire : ",
+        "C'est noté.",
+    ),
+    "pt": Wording(
+        "Você me disse (turno {n}): ",
+        "Eu disse (turno {n}): ",
+        "Não tenho certeza; o mais próximo na minha memória: ",
+        "Anotado.",
+    ),
+    "de": Wording(
+        "Du hast mir gesagt (Beitrag {n}): ",
+        "Ich sagte (Beitrag {n}): ",
+        "Ich bin nicht sicher; das Nächste in meinem Gedächtnis: ",
+        "Notiert.",
+    ),
+    "it": Wording(
+        "Mi hai detto (turno {n}): ",
+        "Ho detto (turno {n}): ",
+        "Non sono sicuro; la cosa più vicina nella mia memoria: ",
+        "Preso nota.",
+    ),
 }
 
 

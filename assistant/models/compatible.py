@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import logging
 
-from memory.tokens import TokenCounter
-
 from assistant.config import LLMConfig
 from assistant.models.model_tokens import CachedCounter, probe_server
 from assistant.models.profile import ModelProfile
 from assistant.models.tokens import counter_for
+from memory.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ import logging
 import threading
 from pathlib import Path
 
-from assistant.config import LLMConfig, LOCAL_MODEL_ALIAS
+from assistant.config import LOCAL_MODEL_ALIAS, LLMConfig
 from assistant.errors import LLMError
 from assistant.models import local_model
 from assistant.models.profile import ModelProfile
@@ -57,12 +57,15 @@ class GGUFTokenCounter:
     def _load(self):
         try:
             import llama_cpp
+
             # the wrapper llama_cpp.Llama itself loads models with; Llama would also build an
             # inference context (and log a warning) that counting does not need
             from llama_cpp._internals import LlamaModel
         except ImportError as exc:
-            raise LLMError("llama-cpp-python is not installed (run `make setup`), so the embedded "
-                           "model's tokenizer cannot count tokens.") from exc
+            raise LLMError(
+                "llama-cpp-python is not installed (run `make setup`), so the embedded "
+                "model's tokenizer cannot count tokens."
+            ) from exc
         params = llama_cpp.llama_model_default_params()
         params.vocab_only = True
         try:
@@ -114,8 +117,10 @@ def profile(config: LLMConfig) -> ModelProfile:
         shut_down=local_model.stop_server,
         counter=lambda client: gguf_counter(local_model.model_path()),
         wait_note="the embedded model's first answer takes a few seconds.",
-        upgrade_note=("It is tiny: a larger model can be connected (OPENAI_API_KEY, or OPENAI_BASE_URL "
-                      "for an OpenAI-compatible server)."),
+        upgrade_note=(
+            "It is tiny: a larger model can be connected (OPENAI_API_KEY, or OPENAI_BASE_URL "
+            "for an OpenAI-compatible server)."
+        ),
         # OPENAI_BASE_URL advice would mislead: the user configured nothing
         unreachable="The embedded model server stopped answering ({where}); it is restarted on the next request.",
     )

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -56,8 +57,7 @@ class SentenceEmbedder:
         self.model_path = model_path
         self._model = SentenceTransformer(model_path, device=device)
         self.threads = _set_torch_threads()
-        getdim = getattr(self._model, "get_embedding_dimension", None) or \
-            self._model.get_sentence_embedding_dimension
+        getdim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(getdim())
         self._lock = threading.Lock()
 
@@ -68,7 +68,10 @@ class SentenceEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
             out = self._model.encode(
-                items, batch_size=32, convert_to_numpy=True, normalize_embeddings=True,
+                items,
+                batch_size=32,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
                 show_progress_bar=False,
             )
         return np.asarray(out, dtype=np.float32).reshape(len(items), self.dim)

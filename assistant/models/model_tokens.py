@@ -39,8 +39,14 @@ class ServerTokenCounter:
         if not text:
             return 0
         if self.route == "/tokenize":  # llama.cpp's server
-            return len(_post(self.root_url + "/tokenize", {"content": text, "add_special": False}, self.timeout)["tokens"])
-        out = _post(self.root_url + "/extras/tokenize/count", {"input": text, "model": self.model, "add_special": False}, self.timeout)
+            return len(
+                _post(self.root_url + "/tokenize", {"content": text, "add_special": False}, self.timeout)["tokens"]
+            )
+        out = _post(
+            self.root_url + "/extras/tokenize/count",
+            {"input": text, "model": self.model, "add_special": False},
+            self.timeout,
+        )
         return int(out["count"])
 
     def describe(self) -> str:

@@ -19,10 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from assistant.models.tokens import counter_for
 from memory.tokens import TokenCounter
 from memory.types import MemorySettings
-
-from assistant.models.tokens import counter_for
 
 ANSWER_MODES = ("grounded", "context")
 CITERS = ("model", "ranker")
@@ -84,9 +83,11 @@ class ModelProfile:
     unreachable: str = ""
 
     def __post_init__(self) -> None:
-        for name, value, allowed in (("answer_mode", self.answer_mode, ANSWER_MODES),
-                                     ("cites", self.cites, CITERS),
-                                     ("structured", self.structured, STRUCTURED_KINDS)):
+        for name, value, allowed in (
+            ("answer_mode", self.answer_mode, ANSWER_MODES),
+            ("cites", self.cites, CITERS),
+            ("structured", self.structured, STRUCTURED_KINDS),
+        ):
             if value not in allowed:
                 raise ValueError(f"ModelProfile.{name} must be one of {allowed}, got {value!r}")
         if self.context_tokens < 1 or self.shortlist < 1:

@@ -25,9 +25,9 @@ import logging
 import os
 import struct
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from assistant.config import current
 from memory.tokens import TokenCounter, WordsCounter  # noqa: F401  (re-exported)
@@ -45,8 +45,7 @@ ENCODING_FILES: dict[str, tuple[str, str]] = {
     ),
 }
 # o200k_harmony (gpt-oss) is built from the o200k_base file plus its own special tokens.
-_FILE_FOR_ENCODING = {"cl100k_base": "cl100k_base", "o200k_base": "o200k_base",
-                      "o200k_harmony": "o200k_base"}
+_FILE_FOR_ENCODING = {"cl100k_base": "cl100k_base", "o200k_base": "o200k_base", "o200k_harmony": "o200k_base"}
 _QUICKTOK_VOCAB = {"cl100k_base": "cl100k.vocab", "o200k_base": "o200k.vocab"}
 
 DEFAULT_ENCODING = "cl100k_base"
@@ -187,8 +186,7 @@ def load_encoding(name: str):
                 enc = tiktoken.get_encoding(name)
         except Exception as exc:  # tiktoken raises requests/OS errors when it has to download
             raise TokenizerUnavailable(
-                f"tiktoken encoding {name!r} unavailable offline ({offline_error}) and its "
-                f"download failed: {exc}"
+                f"tiktoken encoding {name!r} unavailable offline ({offline_error}) and its download failed: {exc}"
             ) from exc
         _encodings[name] = enc
         return enc
@@ -249,8 +247,7 @@ class TiktokenCounter:
             return f"exact token counts for {self.model} (tiktoken {self.encoding_name})"
         if not self.model:
             return f"estimated token counts (no model named): counted with tiktoken {self.encoding_name}"
-        return (f"estimated token counts: {self.model} has its own tokenizer; counted with "
-                f"tiktoken {self.encoding_name}")
+        return f"estimated token counts: {self.model} has its own tokenizer; counted with tiktoken {self.encoding_name}"
 
     def __repr__(self) -> str:
         return f"TiktokenCounter(model={self.model!r}, encoding={self.encoding_name!r}, exact={self.exact})"

@@ -4,14 +4,16 @@ and reading the ids back out of what the model said (``parse_ids``).
 
 Turn text is data, never instruction: id markers inside shown texts are neutralized (``[T3]`` ->
 ``(T3)``), so quoted text cannot pose as an id; see ``assistant.retrieval.step`` for the whole step.
-``offered`` are ``retrieval.Offered`` turns; ``config`` is a ``RetrievalConfig`` (its ``max_chars``, ``max_message_chars``); None: defaults.
+``offered`` are ``retrieval.Offered`` turns; ``config`` is a ``RetrievalConfig`` (its ``max_chars``,
+``max_message_chars``); None: defaults.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from assistant.errors import BadResponse
 
@@ -22,7 +24,6 @@ _WS = re.compile(r"\s+")
 class _Defaults:
     max_chars = 280
     max_message_chars = 1000
-
 
 
 def neutralize(text: str) -> str:
@@ -52,13 +53,12 @@ SYSTEM_PROMPT = (
 def offered_lines(offered: Sequence[Any], config: Any = None) -> list[str]:
     """The prompt's ``[T<n>] role: text`` lines."""
     config = config or _Defaults
-    return [f"[T{o.number}] {o.candidate.role}: {shown_text(o.candidate.content, config.max_chars)}"
-            for o in offered]
+    return [f"[T{o.number}] {o.candidate.role}: {shown_text(o.candidate.content, config.max_chars)}" for o in offered]
 
 
-def build_messages(message: str, offered: Sequence[Any],
-                   config: Any = None,
-                   lines: Sequence[str] | None = None) -> list[dict[str, str]]:
+def build_messages(
+    message: str, offered: Sequence[Any], config: Any = None, lines: Sequence[str] | None = None
+) -> list[dict[str, str]]:
     """System + user message asking which offered turns are needed (``lines``: precomputed)."""
     config = config or _Defaults
     lines = offered_lines(offered, config) if lines is None else lines
@@ -88,16 +88,19 @@ def ids_grammar(ids: Sequence[int]) -> str:
     return (
         'root ::= "{" ws "\\"turns\\"" ws ":" ws "[" ws ( id ( ws "," ws id )* )? ws "]" ws "}"\n'
         f"id ::= {alts}\n"
-        'ws ::= [ \\t\\n]{0,4}\n'
+        "ws ::= [ \\t\\n]{0,4}\n"
     )
 
 
-def request_options(structured: str, ids: Sequence[int],
-                    use_grammar: bool = False) -> dict[str, Any]:
+def request_options(structured: str, ids: Sequence[int], use_grammar: bool = False) -> dict[str, Any]:
     """``response_format``/``extra_body`` for the client's structured-output mode."""
     if structured == "json_schema":
-        return {"response_format": {"type": "json_schema", "json_schema": {
-            "name": "needed_turns", "strict": True, "schema": ids_schema(ids)}}}
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "needed_turns", "strict": True, "schema": ids_schema(ids)},
+            }
+        }
     if structured == "json_object_schema":
         # llama.cpp refuses a request carrying both a schema and a grammar: send one of them.
         if use_grammar:

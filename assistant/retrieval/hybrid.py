@@ -40,8 +40,22 @@ class HybridParams:
     bm25_k1: float = 0.9  # chosen on conversations 1-2 among (0.9-2.0) x (0.25-0.9)
     bm25_b: float = 0.3  # short turns: weak length normalisation ranks better
     # one weight per feature, in the order of rank_features.NAMES
-    weights: tuple[float, ...] = (0.5702, 3.6422, 0.0007, 3.7075, 2.818, 1.2292, 0.7716, -0.5361,
-                                  0.3142, -0.318, 0.776, 1.0631, 2.3719, 8.9451)
+    weights: tuple[float, ...] = (
+        0.5702,
+        3.6422,
+        0.0007,
+        3.7075,
+        2.818,
+        1.2292,
+        0.7716,
+        -0.5361,
+        0.3142,
+        -0.318,
+        0.776,
+        1.0631,
+        2.3719,
+        8.9451,
+    )
     # logistic calibration: bias, score, gap to the best score, log(1 + bm25), log(candidates), cosine
     calibration: tuple[float, ...] = (-1.7844, 0.1164, -0.7761, 0.3759, -0.2426, 0.4786)
     threshold: float = 0.25
@@ -85,29 +99,36 @@ def query_terms(message: str, texts: Sequence[str]) -> tuple[str, ...]:
 def hybrid_score(features: np.ndarray, params: HybridParams = DEFAULT_PARAMS) -> np.ndarray:
     """The ranking key: each candidate's features (``rank_features.features``) times the weights."""
     if len(params.weights) != len(rank_features.NAMES):
-        raise ValueError(f"HybridParams.weights has {len(params.weights)} values; the ranker has "
-                         f"{len(rank_features.NAMES)} features ({', '.join(rank_features.NAMES)})")
+        raise ValueError(
+            f"HybridParams.weights has {len(params.weights)} values; the ranker has "
+            f"{len(rank_features.NAMES)} features ({', '.join(rank_features.NAMES)})"
+        )
     if not len(features):
         return np.zeros(0)
     return features @ np.asarray(params.weights, dtype=np.float64)
 
 
-def calibrate(score: np.ndarray, lexical: np.ndarray, cosine: np.ndarray,
-              params: HybridParams = DEFAULT_PARAMS) -> np.ndarray:
+def calibrate(
+    score: np.ndarray, lexical: np.ndarray, cosine: np.ndarray, params: HybridParams = DEFAULT_PARAMS
+) -> np.ndarray:
     if not len(score):
         return np.zeros(0)
     c0, c1, c2, c3, c4, c5 = params.calibration
-    z = (c0 + c1 * score + c2 * (float(score.max()) - score) + c3 * np.log1p(lexical)
-         + c4 * np.log(len(score)) + c5 * cosine)
+    z = (
+        c0
+        + c1 * score
+        + c2 * (float(score.max()) - score)
+        + c3 * np.log1p(lexical)
+        + c4 * np.log(len(score))
+        + c5 * cosine
+    )
     return 1.0 / (1.0 + np.exp(-z))
 
 
-def rank(message: str, cosine: np.ndarray, texts: Sequence[str],
-         params: HybridParams = DEFAULT_PARAMS) -> Ranking:
+def rank(message: str, cosine: np.ndarray, texts: Sequence[str], params: HybridParams = DEFAULT_PARAMS) -> Ranking:
     """Score ``texts`` (the candidates, in memory order) for ``message``; ``cosine`` given."""
     cosine = np.asarray(cosine, dtype=np.float64)
-    lexical = bm25_scores(query_terms(message, texts), [_terms(t) for t in texts], params.bm25_k1,
-                          params.bm25_b)
+    lexical = bm25_scores(query_terms(message, texts), [_terms(t) for t in texts], params.bm25_k1, params.bm25_b)
     score = hybrid_score(rank_features.features(message, cosine, lexical, texts), params)
     asked = set(_terms(message))
     overlap = np.array([len(asked.intersection(_terms(t))) for t in texts], dtype=np.int64)

@@ -20,7 +20,8 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-STOP_WORDS = frozenset("""
+STOP_WORDS = frozenset(
+    """
 a about above after again against all am an and any are as at be because been before being below
 between both but by can could did do does doing down during each few for from further had has
 have having he her here hers herself him himself his how i if in into is it its itself just let me
@@ -30,7 +31,8 @@ this those through to too under until up very was we were what when where which 
 why will with would you your yours yourself yourselves i'm i've i'd i'll you're you've it's
 that's there's what's don't didn't doesn't isn't wasn't can't won't yeah oh hey hi wow really
 also get got gonna like lot lots much thanks thank tell told know think thing things one ever
-""".split())
+""".split()
+)
 _SUFFIXES = ("ings", "ing", "edly", "ed", "ies", "es", "s")
 
 
@@ -61,8 +63,9 @@ def words(text: str) -> list[str]:
     return out
 
 
-def bm25_scores(query: Sequence[str], documents: Sequence[Sequence[str]],
-                k1: float = 1.2, b: float = 0.75) -> np.ndarray:
+def bm25_scores(
+    query: Sequence[str], documents: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75
+) -> np.ndarray:
     """BM25 score of each tokenized document for the tokenized query (zeros when nothing matches).
 
     The corpus is the documents given (the turns that can be cited now), so a word's rarity is its

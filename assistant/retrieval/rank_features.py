@@ -33,14 +33,30 @@ from functools import lru_cache
 
 import numpy as np
 
-NAMES = ("cos_z", "lex", "log_bm25", "near1", "near2", "prev_lex", "prev_asks", "asks", "speaker",
-         "other_speaker", "length", "recency", "when_time", "around")
+NAMES = (
+    "cos_z",
+    "lex",
+    "log_bm25",
+    "near1",
+    "near2",
+    "prev_lex",
+    "prev_asks",
+    "asks",
+    "speaker",
+    "other_speaker",
+    "length",
+    "recency",
+    "when_time",
+    "around",
+)
 
 SPEAKER = re.compile(r"([^\W\d_][\w.' -]{0,39}):\s")
 TIME_WORDS = re.compile(
     r"\b(yesterday|today|tonight|tomorrow|last|next|ago|recently|since|weekend|days?|weeks?|months?"
     r"|years?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march"
-    r"|april|may|june|july|august|september|october|november|december|(?:19|20)\d\d)\b", re.I)
+    r"|april|may|june|july|august|september|october|november|december|(?:19|20)\d\d)\b",
+    re.I,
+)
 WHEN = re.compile(r"\s*(when|how long|what (year|month|date|day|time))\b", re.I)
 AROUND = 8
 
@@ -49,8 +65,12 @@ AROUND = 8
 def turn_facts(text: str) -> tuple[str, float, float, float]:
     """(speaker lower-cased or "", log(1 + words), holds a "?", says when) of one turn's text."""
     m = SPEAKER.match(text)
-    return (m.group(1).strip().lower() if m else "", float(np.log1p(len(text.split()))),
-            float("?" in text), float(TIME_WORDS.search(text) is not None))
+    return (
+        m.group(1).strip().lower() if m else "",
+        float(np.log1p(len(text.split()))),
+        float("?" in text),
+        float(TIME_WORDS.search(text) is not None),
+    )
 
 
 def shift(x: np.ndarray, d: int) -> np.ndarray:
@@ -100,11 +120,16 @@ def features(message: str, cosine: np.ndarray, bm25: np.ndarray, texts: Sequence
     asks = np.array([f[2] for f in facts])
     when = float(WHEN.match(message) is not None)
     cols = {
-        "cos_z": cos_z, "lex": lex, "log_bm25": np.log1p(bm25),
+        "cos_z": cos_z,
+        "lex": lex,
+        "log_bm25": np.log1p(bm25),
         "near1": np.maximum(shift(plain, 1), shift(plain, -1)),
         "near2": np.maximum(shift(plain, 2), shift(plain, -2)),
-        "prev_lex": shift(lex, 1), "prev_asks": shift(asks, 1), "asks": asks,
-        "speaker": speaker, "other_speaker": other,
+        "prev_lex": shift(lex, 1),
+        "prev_asks": shift(asks, 1),
+        "asks": asks,
+        "speaker": speaker,
+        "other_speaker": other,
         "length": np.array([f[1] for f in facts]),
         "recency": np.arange(n) / (n - 1) if n > 1 else np.ones(1),
         "when_time": when * np.array([f[3] for f in facts]),

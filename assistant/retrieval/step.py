@@ -39,17 +39,27 @@ message. An accepted cite's weight is the hybrid confidence, or with the embeddi
 from __future__ import annotations
 
 import time
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Collection, Sequence
+from typing import Any
 
 import numpy as np
 
-from assistant.retrieval import hybrid
-from assistant.retrieval.cite_prompt import (  # noqa: F401  (the step's public names live here too)
-    MARKER, SYSTEM_PROMPT, build_messages, ids_grammar, ids_schema, neutralize, offered_lines,
-    parse_ids, request_options, shown_text)
 from assistant.errors import BadResponse
 from assistant.models.profile import ModelProfile
+from assistant.retrieval import hybrid
+from assistant.retrieval.cite_prompt import (  # noqa: F401  (the step's public names live here too)
+    MARKER,
+    SYSTEM_PROMPT,
+    build_messages,
+    ids_grammar,
+    ids_schema,
+    neutralize,
+    offered_lines,
+    parse_ids,
+    request_options,
+    shown_text,
+)
 from assistant.retrieval.hybrid import DEFAULT_PARAMS, HybridParams, Ranking
 
 # the retrieval step asks for at most 256 tokens (~1,000 characters); a reply 16 times longer
@@ -116,8 +126,8 @@ class CiteCheck:
         With the hybrid ranker the weight is its calibrated confidence; otherwise it comes from
         the similarity."""
         if self.min_similarity is not None and (
-                similarity < self.min_similarity
-                or (confidence is not None and confidence < self.min_confidence)):
+            similarity < self.min_similarity or (confidence is not None and confidence < self.min_confidence)
+        ):
             return None
         if confidence is not None:
             return round(min(1.0, max(confidence, 0.0)), 4)
@@ -184,8 +194,13 @@ def _similarities(message_vec: np.ndarray, vectors: Sequence[np.ndarray]) -> np.
     return np.vstack(vectors).astype(np.float32, copy=False) @ np.asarray(message_vec, np.float32)
 
 
-def shortlist(message_vec: np.ndarray, candidates: Sequence[Candidate], k: int,
-              pinned: Collection[int] = (), ranking: Ranking | None = None) -> list[Offered]:
+def shortlist(
+    message_vec: np.ndarray,
+    candidates: Sequence[Candidate],
+    k: int,
+    pinned: Collection[int] = (),
+    ranking: Ranking | None = None,
+) -> list[Offered]:
     """The turns to offer: every pinned candidate plus the ``k`` best ranked others.
 
     ``candidates`` are the in-memory turns *before* the message (not the message's own turn).
@@ -201,12 +216,15 @@ def shortlist(message_vec: np.ndarray, candidates: Sequence[Candidate], k: int,
     chosen.sort(key=lambda i: candidates[i].number)
     conf = (lambda i: round(float(ranking.confidence[i]), 4)) if ranking is not None else (lambda i: None)
     lex = (lambda i: int(ranking.overlap[i])) if ranking is not None else (lambda i: 0)
-    return [Offered(candidates[i], round(float(sims[i]), 6), candidates[i].number in pinned, conf(i),
-                    lex(i)) for i in chosen]
+    return [
+        Offered(candidates[i], round(float(sims[i]), 6), candidates[i].number in pinned, conf(i), lex(i))
+        for i in chosen
+    ]
 
 
-def rank_candidates(message: str, message_vec: np.ndarray, candidates: Sequence[Candidate],
-                    config: RetrievalConfig) -> tuple[Ranking | None, list[int]]:
+def rank_candidates(
+    message: str, message_vec: np.ndarray, candidates: Sequence[Candidate], config: RetrievalConfig
+) -> tuple[Ranking | None, list[int]]:
     """The hybrid ranking (None for the embeddings ranker) and every candidate's number, best first."""
     numbers = [c.number for c in candidates]
     sims = _similarities(message_vec, [c.vector for c in candidates])
@@ -221,9 +239,12 @@ def rank_candidates(message: str, message_vec: np.ndarray, candidates: Sequence[
 # --------------------------------------------------------------------------- 3. parse and validate
 
 
-def weigh_cites(ids: Sequence[int], similarity: dict[int, float],
-                check: CiteCheck = CiteCheck(),
-                confidence: dict[int, float] | None = None) -> tuple[list[Cite], list[int]]:
+def weigh_cites(
+    ids: Sequence[int],
+    similarity: dict[int, float],
+    check: CiteCheck = CiteCheck(),
+    confidence: dict[int, float] | None = None,
+) -> tuple[list[Cite], list[int]]:
     """Apply the cite check to offered ids; returns (accepted cites, rejected ids).
 
     Public so the service can re-check cites against the answer vector too."""
@@ -238,8 +259,9 @@ def weigh_cites(ids: Sequence[int], similarity: dict[int, float],
     return cites, rejected
 
 
-def validate(ids: Sequence[int], offered: Sequence[Offered],
-             check: CiteCheck = CiteCheck()) -> tuple[list[Cite], list[int], list[int], int]:
+def validate(
+    ids: Sequence[int], offered: Sequence[Offered], check: CiteCheck = CiteCheck()
+) -> tuple[list[Cite], list[int], list[int], int]:
     """(cites, rejected ids, dropped ids, duplicates). Order of first mention is kept."""
     similarity = {o.number: o.similarity for o in offered}
     confidence = {o.number: o.confidence for o in offered if o.confidence is not None}
@@ -285,16 +307,24 @@ def ranker_cites(offered: Sequence[Offered], config: RetrievalConfig) -> tuple[l
         conf = {o.number: o.confidence or 0.0 for o in offered}
         best = sorted(offered, key=lambda o: (-conf[o.number], o.number))
         params = config.hybrid
-        chosen = [o for o in best if conf[o.number] >= params.threshold
-                  and (o.shared_words > 0 or o.similarity >= params.min_cosine_alone)][: params.max_cites]
+        chosen = [
+            o
+            for o in best
+            if conf[o.number] >= params.threshold and (o.shared_words > 0 or o.similarity >= params.min_cosine_alone)
+        ][: params.max_cites]
         return [Cite(o.number, round(conf[o.number], 4), o.similarity) for o in chosen], []
     best = sorted((o for o in offered if not o.pinned), key=lambda o: (-o.similarity, o.number))
     return weigh_cites([o.number for o in best], {o.number: o.similarity for o in best}, config.check)
 
 
-def retrieve(client: Any, message: str, message_vec: np.ndarray,
-             candidates: Sequence[Candidate], pinned: Collection[int] = (),
-             config: RetrievalConfig = RetrievalConfig()) -> RetrievalResult:
+def retrieve(
+    client: Any,
+    message: str,
+    message_vec: np.ndarray,
+    candidates: Sequence[Candidate],
+    pinned: Collection[int] = (),
+    config: RetrievalConfig = RetrievalConfig(),
+) -> RetrievalResult:
     """Run the retrieval step. LLMError from the client propagates (the caller's turn is stored).
 
     ``client`` may be None when ``config.ask_model`` is off (the ranker cites alone)."""
@@ -309,15 +339,27 @@ def retrieve(client: Any, message: str, message_vec: np.ndarray,
     similarity = {o.number: o.similarity for o in offered}
     common = {"source": _source(config, client), "ranked": tuple(ranked)}
     if not offered:  # nothing to cite: no call
-        return RetrievalResult((), {}, (), (), 0, (), 0, "", "skipped", structured,
-                               {**timings, "prompt_ms": 0.0, "llm_ms": 0.0, "validation_ms": 0.0},
-                               **common)
+        return RetrievalResult(
+            (),
+            {},
+            (),
+            (),
+            0,
+            (),
+            0,
+            "",
+            "skipped",
+            structured,
+            {**timings, "prompt_ms": 0.0, "llm_ms": 0.0, "validation_ms": 0.0},
+            **common,
+        )
     if not config.ask_model:
         t0 = time.perf_counter()
         cites, rejected = ranker_cites(offered, config)
         timings.update(prompt_ms=0.0, llm_ms=0.0, validation_ms=_ms(t0))
-        return RetrievalResult(tuple(ids), similarity, tuple(cites), tuple(rejected), 0, (), 0, "",
-                               "ranker", structured, timings, **common)
+        return RetrievalResult(
+            tuple(ids), similarity, tuple(cites), tuple(rejected), 0, (), 0, "", "ranker", structured, timings, **common
+        )
     t0 = time.perf_counter()
     lines = offered_lines(offered, config)
     messages = build_messages(message, offered, config, lines)
@@ -325,35 +367,48 @@ def retrieve(client: Any, message: str, message_vec: np.ndarray,
     timings["prompt_ms"] = _ms(t0)
 
     t0 = time.perf_counter()
-    raw = client.complete(messages, max_tokens=min(256, 16 + 6 * len(ids)), temperature=0.0,
-                          **options)
+    raw = client.complete(messages, max_tokens=min(256, 16 + 6 * len(ids)), temperature=0.0, **options)
     timings["llm_ms"] = _ms(t0)
 
     t0 = time.perf_counter()
     if raw and len(raw) > MAX_RAW_CHARS:  # a list of ids is short: more is a misbehaving model
-        raise BadResponse(f"The model's retrieval answer was {len(raw):,} characters long "
-                          f"(a list of turn ids needs far fewer than {MAX_RAW_CHARS:,}); nothing was cited.")
+        raise BadResponse(
+            f"The model's retrieval answer was {len(raw):,} characters long "
+            f"(a list of turn ids needs far fewer than {MAX_RAW_CHARS:,}); nothing was cited."
+        )
     quoted = [o.candidate.content for o in offered] + [message]
     quoted += [shown_text(t, config.max_chars) for t in quoted] + lines
     named, parsed_as = parse_ids(raw or "", quoted)
     cites, rejected, dropped, duplicates = validate(named, offered, config.check)
     result = RetrievalResult(
-        offered=tuple(ids), offered_similarity=similarity,
-        cited=tuple(cites), rejected=tuple(rejected), dropped=len(dropped),
-        dropped_ids=tuple(dropped), duplicates=duplicates, raw=raw or "", parsed_as=parsed_as,
-        structured=structured, timings=timings, **common)
+        offered=tuple(ids),
+        offered_similarity=similarity,
+        cited=tuple(cites),
+        rejected=tuple(rejected),
+        dropped=len(dropped),
+        dropped_ids=tuple(dropped),
+        duplicates=duplicates,
+        raw=raw or "",
+        parsed_as=parsed_as,
+        structured=structured,
+        timings=timings,
+        **common,
+    )
     timings["validation_ms"] = _ms(t0)
     return result
 
 
-def find_misses(message_vec: np.ndarray, evicted: Sequence[Candidate],
-                best_offered_sim: float | None, threshold: float) -> list[Miss]:
+def find_misses(
+    message_vec: np.ndarray, evicted: Sequence[Candidate], best_offered_sim: float | None, threshold: float
+) -> list[Miss]:
     """Evicted turns closer to the message than every offered turn, and at least ``threshold``.
 
     Most similar first (ties: older first). With nothing offered, only the threshold applies.
     """
     sims = _similarities(message_vec, [c.vector for c in evicted])
-    misses = [Miss(c.number, round(float(s), 6)) for c, s in zip(evicted, sims)
-              if float(s) >= threshold and (best_offered_sim is None or float(s) > best_offered_sim)]
+    misses = [
+        Miss(c.number, round(float(s), 6))
+        for c, s in zip(evicted, sims)
+        if float(s) >= threshold and (best_offered_sim is None or float(s) > best_offered_sim)
+    ]
     return sorted(misses, key=lambda m: (-m.similarity, m.turn))
-

@@ -26,8 +26,12 @@ from assistant import testing  # light: the library loads on first use
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("lagmem", "lagmem saved-conversation memory tests")
-    group.addoption("--lagmem-update", action="store_true", default=False,
-                    help="write the expected memory timelines of replayed conversations instead of checking them")
+    group.addoption(
+        "--lagmem-update",
+        action="store_true",
+        default=False,
+        help="write the expected memory timelines of replayed conversations instead of checking them",
+    )
 
 
 def _snapshot_name(snapshot: bool | str, settings: dict) -> str | None:

@@ -24,12 +24,11 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+from assistant import whatif as W
+from assistant.replay import settings_from
 from memory import transcript as T
 from memory.tokens import TokenCounter
 from memory.types import EvictionRecord, MemorySettings
-
-from assistant import whatif as W
-from assistant.replay import settings_from
 
 SNAPSHOT_VERSION = 1
 MAX_DIFF_LINES = 25
@@ -129,9 +128,11 @@ class ReplayedMemory:
 
     def __repr__(self) -> str:
         s = self.settings
-        return (f"<ReplayedMemory {self.path.name if self.path else ''} {s.policy} budget {s.budget} lag {self.lag}: "
-                f"step {self.step}, {len(self.active)} turns / {self.active_tokens} tokens in memory, "
-                f"{len(self.evictions)} evictions, {len(self.misses)} misses>")
+        return (
+            f"<ReplayedMemory {self.path.name if self.path else ''} {s.policy} budget {s.budget} lag {self.lag}: "
+            f"step {self.step}, {len(self.active)} turns / {self.active_tokens} tokens in memory, "
+            f"{len(self.evictions)} evictions, {len(self.misses)} misses>"
+        )
 
     # ----- snapshots ----------------------------------------------------------------------
     def snapshot(self) -> dict:
@@ -141,8 +142,10 @@ class ReplayedMemory:
             "lagmem_timeline": SNAPSHOT_VERSION,
             "settings": {**{k: v for k, v in s.to_dict().items() if k != "policy_params"}, "lag": self.lag},
             "tokens": self.tokens_name,
-            "steps": [{"step": e["step"], "tokens": e["used_tokens"], "active": e["active"], "evicted": e["evicted"]}
-                      for e in self.timeline],
+            "steps": [
+                {"step": e["step"], "tokens": e["used_tokens"], "active": e["active"], "evicted": e["evicted"]}
+                for e in self.timeline
+            ],
             "misses": [{"step": m.step, "turn": m.turn} for m in self.misses],
         }
 
@@ -193,7 +196,9 @@ def dumps_snapshot(data: dict) -> str:
             lines.append(f'  "{key}": []{end}')
             continue
         lines.append(f'  "{key}": [')
-        lines += [f"    {json.dumps(r, ensure_ascii=False)}{',' if i < len(rows) - 1 else ''}" for i, r in enumerate(rows)]
+        lines += [
+            f"    {json.dumps(r, ensure_ascii=False)}{',' if i < len(rows) - 1 else ''}" for i, r in enumerate(rows)
+        ]
         lines.append(f"  ]{end}")
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -210,13 +215,20 @@ def check_snapshot(memory: ReplayedMemory, name: str | None = None) -> None:
     ``FileNotFoundError`` when there is none yet."""
     path = snapshot_path(memory.path, name)
     if not path.exists():
-        raise FileNotFoundError(f"no expected timeline at {path}: write it with `pytest --lagmem-update` "
-                                "(or assistant.testing.write_snapshot) and review it")
+        raise FileNotFoundError(
+            f"no expected timeline at {path}: write it with `pytest --lagmem-update` "
+            "(or assistant.testing.write_snapshot) and review it"
+        )
     lines = diff(json.loads(path.read_text(encoding="utf-8")), memory.snapshot())
     if lines:
-        shown = lines[:MAX_DIFF_LINES] + ([f"... and {len(lines) - MAX_DIFF_LINES} more"] if len(lines) > MAX_DIFF_LINES else [])
-        raise SnapshotMismatch(f"the memory of {memory.path.name} differs from {path.name}:\n  " + "\n  ".join(shown)
-                               + "\n(if the change is intended, run `pytest --lagmem-update` and review the diff)")
+        shown = lines[:MAX_DIFF_LINES] + (
+            [f"... and {len(lines) - MAX_DIFF_LINES} more"] if len(lines) > MAX_DIFF_LINES else []
+        )
+        raise SnapshotMismatch(
+            f"the memory of {memory.path.name} differs from {path.name}:\n  "
+            + "\n  ".join(shown)
+            + "\n(if the change is intended, run `pytest --lagmem-update` and review the diff)"
+        )
 
 
 def _steps_text(steps: list[int]) -> str:
@@ -246,10 +258,13 @@ def diff(expected: dict, got: dict) -> list[str]:
             gone = sorted(set(e["active"]) - set(g["active"]))
             extra = sorted(set(g["active"]) - set(e["active"]))
             parts = ([f"turns {gone} out of memory (expected in)"] if gone else []) + (
-                [f"turns {extra} in memory (expected out)"] if extra else [])
+                [f"turns {extra} in memory (expected out)"] if extra else []
+            )
             out.append(f"step {g['step']}: first step whose memory differs: " + "; ".join(parts))
             break
-    token_diffs = [(e["step"], g["tokens"], e["tokens"]) for e, g in zip(exp_steps, got_steps) if e["tokens"] != g["tokens"]]
+    token_diffs = [
+        (e["step"], g["tokens"], e["tokens"]) for e, g in zip(exp_steps, got_steps) if e["tokens"] != g["tokens"]
+    ]
     for step, b, a in token_diffs[:5]:
         out.append(f"step {step}: {b} tokens in memory (expected {a})")
     if len(token_diffs) > 5:

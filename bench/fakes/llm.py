@@ -89,9 +89,16 @@ class FakeLLM:
         temperature: float = 0.0,
     ) -> str:
         msgs = [dict(m) for m in messages]
-        self.history.append(FakeRequest(
-            "complete", msgs, dict(response_format) if response_format else None,
-            dict(extra_body) if extra_body else None, max_tokens, temperature))
+        self.history.append(
+            FakeRequest(
+                "complete",
+                msgs,
+                dict(response_format) if response_format else None,
+                dict(extra_body) if extra_body else None,
+                max_tokens,
+                temperature,
+            )
+        )
         reply = self._next(msgs)
         if isinstance(reply, BaseException):
             raise reply

@@ -40,8 +40,9 @@ class FakeOpenAIServer:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self._httpd = _Server((host, port), _Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai",
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, name="fake-openai", kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:
@@ -70,8 +71,13 @@ class _Server(ThreadingHTTPServer):
 
 
 def _chunk(delta: dict, finish: str | None = None) -> bytes:
-    data = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": MODEL,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+    data = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": MODEL,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+    }
     return b"data: " + json.dumps(data).encode() + b"\n\n"
 
 
@@ -109,14 +115,25 @@ class _Handler(BaseHTTPRequestHandler):
         last = str(messages[-1].get("content", ""))
         if not body.get("stream"):
             text = retrieval_reply(last)
-            payload = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": MODEL,
-                       "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                    "finish_reason": "stop", "logprobs": None}],
-                       "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+            payload = {
+                "id": "chatcmpl-fake",
+                "object": "chat.completion",
+                "created": 0,
+                "model": MODEL,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop",
+                        "logprobs": None,
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
             self._send(200, json.dumps(payload).encode())
             return
         text = answer_reply(last)
         parts = [_chunk({"role": "assistant", "content": ""})]
-        parts += [_chunk({"content": text[i:i + 16]}) for i in range(0, len(text), 16)]
+        parts += [_chunk({"content": text[i : i + 16]}) for i in range(0, len(text), 16)]
         parts += [_chunk({}, "stop"), b"data: [DONE]\n\n"]
         self._send(200, b"".join(parts), "text/event-stream")

@@ -112,8 +112,9 @@ class FakeOpenAI:
         self._stopping = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai",
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, name="fake-openai", kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     # -- lifecycle
     @property
@@ -155,8 +156,15 @@ class FakeOpenAI:
         including ids that were never offered)."""
         return self.enqueue(Text(json.dumps(obj)))
 
-    def fail(self, code: int, message: str = "fake error", *, times: int = 1,
-             error_code: str | None = None, headers: dict[str, str] | None = None) -> FakeOpenAI:
+    def fail(
+        self,
+        code: int,
+        message: str = "fake error",
+        *,
+        times: int = 1,
+        error_code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> FakeOpenAI:
         # retry-after-ms keeps the SDK's backoff at a millisecond, so retry tests stay fast.
         hdrs = {"retry-after-ms": "1", **(headers or {})}
         return self.enqueue(*[Status(code, message, error_code, hdrs) for _ in range(times)])
@@ -179,18 +187,30 @@ class FakeOpenAI:
 
 def _completion(model: str, text: str, finish_reason: str) -> dict[str, Any]:
     return {
-        "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                     "finish_reason": finish_reason, "logprobs": None}],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": finish_reason,
+                "logprobs": None,
+            }
+        ],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
 
 
 def _chunk(model: str, delta: dict[str, Any], finish_reason: str | None = None) -> bytes:
-    data = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
-            "model": model, "choices": [{"index": 0, "delta": delta,
-                                         "finish_reason": finish_reason, "logprobs": None}]}
+    data = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
+    }
     return b"data: " + json.dumps(data).encode() + b"\n\n"
 
 
@@ -219,8 +239,13 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             server.requests.append(req)
             return req
 
-        def _send(self, status: int, body: bytes, content_type: str = "application/json",
-                  headers: dict[str, str] | None = None) -> None:
+        def _send(
+            self,
+            status: int,
+            body: bytes,
+            content_type: str = "application/json",
+            headers: dict[str, str] | None = None,
+        ) -> None:
             self.send_response(status)
             self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(body)))
@@ -250,8 +275,7 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             self._record()
             if self.path.rstrip("/") == "/v1/models":
-                data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"}
-                        for m in server.models]
+                data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in server.models]
                 self._send(200, json.dumps({"object": "list", "data": data}).encode())
             else:
                 self._send(404, b'{"error": {"message": "not found"}}')
@@ -272,8 +296,14 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
         def _act(self, action: Action, model: str, streamed: bool) -> None:
             if isinstance(action, Status):
-                err = {"error": {"message": action.message, "type": "fake_error",
-                                 "param": action.param, "code": action.error_code}}
+                err = {
+                    "error": {
+                        "message": action.message,
+                        "type": "fake_error",
+                        "param": action.param,
+                        "code": action.error_code,
+                    }
+                }
                 self._send(action.code, json.dumps(err).encode(), headers=action.headers)
             elif isinstance(action, Raw):
                 self._send(action.status, action.body, action.content_type)

@@ -11,14 +11,22 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from assistant.answering.answer import (Note, StreamCleaner, agrees, answer_cap, cap_text, clean_answer,
-                              extractive, grounded_messages)
+from assistant.answering.answer import (
+    Note,
+    StreamCleaner,
+    agrees,
+    answer_cap,
+    cap_text,
+    clean_answer,
+    extractive,
+    grounded_messages,
+)
 from assistant.retrieval.step import RetrievalConfig
 from assistant.service import ChatService
 from bench.fakes.embedder import HashEmbedder
+from bench.fakes.llm import FakeLLM
 from memory.types import MemorySettings
 from storage.models import CitationRow
-from bench.fakes.llm import FakeLLM
 
 WORDS = lambda text: len(text.split())  # noqa: E731  (a token counter: one token per word)
 
@@ -36,8 +44,9 @@ def test_cap_text_keeps_whole_sentences_then_whole_words():
     assert cut.endswith("…") and WORDS(cut) <= 4
 
 
-@pytest.mark.parametrize("raw", ["[cited] You live in Lisbon [T3].", "[ T 12 ]You live in Lisbon.",
-                                 "You live in Lisbon. [Turn 2]"])
+@pytest.mark.parametrize(
+    "raw", ["[cited] You live in Lisbon [T3].", "[ T 12 ]You live in Lisbon.", "You live in Lisbon. [Turn 2]"]
+)
 def test_clean_answer_removes_prompt_syntax(raw):
     out = clean_answer(raw)
     assert "[" not in out and "Lisbon" in out
@@ -49,8 +58,7 @@ def test_stream_cleaner_holds_back_split_markers():
     assert shown == "Sure, you live in Lisbon [x"
 
 
-NOTES = [Note(3, "user", "I live in Lisbon, near the river.", 0.8),
-         Note(4, "assistant", "Lisbon sounds lovely.", 0.3)]
+NOTES = [Note(3, "user", "I live in Lisbon, near the river.", 0.8), Note(4, "assistant", "Lisbon sounds lovely.", 0.3)]
 
 
 def test_agreement_needs_the_cited_words_not_the_wording():
@@ -161,8 +169,10 @@ def test_a_statement_reply_inventing_names_becomes_an_acknowledgement(store, cou
 
 
 def test_agreement_with_the_assistants_own_chatter_does_not_count():
-    notes = [Note(9, "user", "I work as a veterinary nurse at a small clinic.", 0.9),
-             Note(10, "assistant", "I'm glad to help. What kind of work do you do?", 0.8)]
+    notes = [
+        Note(9, "user", "I work as a veterinary nurse at a small clinic.", 0.9),
+        Note(10, "assistant", "I'm glad to help. What kind of work do you do?", 0.8),
+    ]
     q = "What do I do for a living?"
     assert not agrees("I'm glad to help, but I'd like to know what you do for a living.", None, notes, q)
     assert agrees("You work as a veterinary nurse.", None, notes, q)
@@ -177,4 +187,7 @@ def test_guesses_only_for_questions_about_the_user(store, counter):
     assert svc.ask(conv, "How are you today?").answer == "I am fine, thanks."
     r = svc.ask(conv, "Which city do I live in?")
     assert r.answered_by == "extractive" and r.cited == []
-    assert r.answer == "I am not sure; the closest thing in memory: you told me (turn 1): I live in Lisbon, near the river."
+    assert (
+        r.answer
+        == "I am not sure; the closest thing in memory: you told me (turn 1): I live in Lisbon, near the river."
+    )

@@ -11,10 +11,10 @@ from assistant.replay import export_transcript, replay, settings_from
 from assistant.service import ChatService
 from assistant.store import MemoryStore
 from bench.fakes.embedder import HashEmbedder
+from bench.fakes.llm import FakeLLM
 from memory import transcript as T
 from storage.db import make_engine
 from storage.models import Turn
-from bench.fakes.llm import FakeLLM
 
 
 def test_a_late_answer_keeps_its_question_through_export_and_import(store, counter):
@@ -32,25 +32,50 @@ def test_a_late_answer_keeps_its_question_through_export_and_import(store, count
     svc.answer_pending(conv, turn=1).run()
     text = export_transcript(store, conv)
     assert [line for line in text.splitlines() if "reply_to" in line] == [
-        text.splitlines()[4]] and '"reply_to": 1' in text.splitlines()[4]  # header, 1, 2, 3, then 4
+        text.splitlines()[4]
+    ] and '"reply_to": 1' in text.splitlines()[4]  # header, 1, 2, 3, then 4
     t = T.parse(text)
     log = replay(store, t, counter, settings_from(t.header), atomic=True)
     with store.engine.connect() as c:
-        rows = c.execute(select(Turn.seq, Turn.reply_to).where(Turn.conversation_id == log.conversation_id,
-                                                             Turn.role == "assistant").order_by(Turn.seq)).all()
+        rows = c.execute(
+            select(Turn.seq, Turn.reply_to)
+            .where(Turn.conversation_id == log.conversation_id, Turn.role == "assistant")
+            .order_by(Turn.seq)
+        ).all()
     assert [tuple(r) for r in rows] == [(3, 2), (4, 1)]
     assert store.pending_user_turn(log.conversation_id, turn=1) is None
     assert export_transcript(store, log.conversation_id) == text
 
 
-@pytest.mark.parametrize("lines, reason", [
-    (['{"role": "user", "content": "q"}', '{"role": "assistant", "content": "a"}',
-      '{"role": "assistant", "content": "b", "reply_to": 1}'], "turn 1 already has an answer"),
-    (['{"role": "user", "content": "q"}', '{"role": "assistant", "content": "a"}',
-      '{"role": "assistant", "content": "b", "reply_to": 2}'], "not a user turn"),
-    (['{"role": "user", "content": "q"}', '{"role": "user", "content": "r", "reply_to": 1}'], "belongs on an answer"),
-    (['{"role": "user", "content": "q"}', '{"role": "assistant", "content": "a", "reply_to": 2}'], "names an earlier turn"),
-])
+@pytest.mark.parametrize(
+    "lines, reason",
+    [
+        (
+            [
+                '{"role": "user", "content": "q"}',
+                '{"role": "assistant", "content": "a"}',
+                '{"role": "assistant", "content": "b", "reply_to": 1}',
+            ],
+            "turn 1 already has an answer",
+        ),
+        (
+            [
+                '{"role": "user", "content": "q"}',
+                '{"role": "assistant", "content": "a"}',
+                '{"role": "assistant", "content": "b", "reply_to": 2}',
+            ],
+            "not a user turn",
+        ),
+        (
+            ['{"role": "user", "content": "q"}', '{"role": "user", "content": "r", "reply_to": 1}'],
+            "belongs on an answer",
+        ),
+        (
+            ['{"role": "user", "content": "q"}', '{"role": "assistant", "content": "a", "reply_to": 2}'],
+            "names an earlier turn",
+        ),
+    ],
+)
 def test_a_file_cannot_give_a_question_two_answers_or_answer_a_non_question(lines, reason):
     with pytest.raises(T.TranscriptError, match=reason) as err:
         T.parse("\n".join(lines))
@@ -71,18 +96,30 @@ def test_upgrade_to_0005_names_each_old_answer_s_question(db_url):
     when, no = datetime(2026, 1, 1), False
     roles = ["user", "assistant", "user", "user", "assistant", "assistant", "assistant"]
     with engine.begin() as con:
-        con.execute(sql(
-            "INSERT INTO conversations (id, title, created_at, updated_at, budget, lag, policy, low_watermark, pin_share,"
-            " policy_params, step, version, dropped_cites, auto_restore) VALUES (1, 'old', :when, :when, 500, 1,"
-            " 'measured', 1.0, 0.5, '{}', 7, 7, 0, :no)"), {"when": when, "no": no})
+        con.execute(
+            sql(
+                "INSERT INTO conversations (id, title, created_at, updated_at, budget, lag, policy, low_watermark, pin_share,"
+                " policy_params, step, version, dropped_cites, auto_restore) VALUES (1, 'old', :when, :when, 500, 1,"
+                " 'measured', 1.0, 0.5, '{}', 7, 7, 0, :no)"
+            ),
+            {"when": when, "no": no},
+        )
         for seq, role in enumerate(roles, start=1):
-            con.execute(sql(
-                "INSERT INTO turns (conversation_id, seq, role, content, tokens, state, pinned, protected_since, incomplete,"
-                " created_at) VALUES (1, :seq, :role, 'x', 3, 'active', :no, :seq, :no, :when)"),
-                {"seq": seq, "role": role, "no": no, "when": when})
+            con.execute(
+                sql(
+                    "INSERT INTO turns (conversation_id, seq, role, content, tokens, state, pinned, protected_since, incomplete,"
+                    " created_at) VALUES (1, :seq, :role, 'x', 3, 'active', :no, :seq, :no, :when)"
+                ),
+                {"seq": seq, "role": role, "no": no, "when": when},
+            )
         # turn 5 answered turn 4; turn 6 was a retry of turn 3 (noted); turn 7 answers nothing
-        con.execute(sql("INSERT INTO memory_events (conversation_id, turn, step, kind, detail, created_at)"
-                        " VALUES (1, 6, 6, 'answer', '{\"reply_to\": 3}', :when)"), {"when": when})
+        con.execute(
+            sql(
+                "INSERT INTO memory_events (conversation_id, turn, step, kind, detail, created_at)"
+                " VALUES (1, 6, 6, 'answer', '{\"reply_to\": 3}', :when)"
+            ),
+            {"when": when},
+        )
     upgrade(engine, "head")
     with engine.connect() as c:
         got = c.execute(select(Turn.seq, Turn.reply_to).where(Turn.role == "assistant").order_by(Turn.seq)).all()

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 
-from assistant.replay import replay, settings_from
 from assistant.models.profile import CONTEXT_TOKENS as REMOTE_CONTEXT_TOKENS
+from assistant.replay import replay, settings_from
 from memory import transcript as T
 from tests.assistant.test_service import llm, make_service  # noqa: F401  (llm: fixture)
 

@@ -12,12 +12,12 @@ import pytest
 
 from assistant.answering.answer import Note, about_the_user, agrees, extractive, is_question, statement_reply
 from assistant.answering.notes import correction_of, expected_kind, select_notes
+from assistant.answering.wording import language
 from assistant.retrieval.step import Cite, RetrievalConfig
 from assistant.service import ChatService
-from assistant.answering.wording import language
 from bench.fakes.embedder import HashEmbedder
-from memory.types import MemorySettings
 from bench.fakes.llm import FakeLLM
+from memory.types import MemorySettings
 
 WORDS = lambda text: len(text.split())  # noqa: E731  (a token counter: one token per word)
 
@@ -44,19 +44,32 @@ def turns(*texts: str) -> list[Turn]:
     return out
 
 
-@pytest.mark.parametrize("question, kind", [
-    ("Who is coming to stay with me?", "name"), ("What is my dog called?", "name"),
-    ("When is my flight?", "time"), ("What day is my haircut?", "time"),
-    ("Where's home for me these days?", "place"), ("Which city did my sister move to?", "place"),
-    ("How old am I?", "number"), ("What's my locker number?", "number"),
-    ("What's my hobby?", None), ("Do I eat meat?", None)])
+@pytest.mark.parametrize(
+    "question, kind",
+    [
+        ("Who is coming to stay with me?", "name"),
+        ("What is my dog called?", "name"),
+        ("When is my flight?", "time"),
+        ("What day is my haircut?", "time"),
+        ("Where's home for me these days?", "place"),
+        ("Which city did my sister move to?", "place"),
+        ("How old am I?", "number"),
+        ("What's my locker number?", "number"),
+        ("What's my hobby?", None),
+        ("Do I eat meat?", None),
+    ],
+)
 def test_the_answers_kind_comes_from_the_question(question, kind):
     assert expected_kind(question) == kind
 
 
 def test_a_cited_turn_without_the_answers_kind_gets_the_statement_that_has_it():
-    active = turns("Hey, how's it going?", "My older brother Tomasz is visiting this weekend.",
-                   "I need to tidy the guest room.", "Whatever, we'll stay in.")
+    active = turns(
+        "Hey, how's it going?",
+        "My older brother Tomasz is visiting this weekend.",
+        "I need to tidy the guest room.",
+        "Whatever, we'll stay in.",
+    )
     step = Step([Cite(8, 0.38, 0.4), Cite(7, 0.36, 0.4)], (8, 7, 1, 3, 5, 2, 4, 6))
     picked = select_notes("Who is coming to stay with me?", active, step)
     assert picked.sure and [n.number for n in picked.notes][0] == 3
@@ -67,8 +80,12 @@ def test_a_cited_turn_without_the_answers_kind_gets_the_statement_that_has_it():
 
 
 def test_a_later_correction_replaces_the_note_and_its_new_value_is_required():
-    active = turns("My haircut is booked for Monday at 10.", "I really need it.",
-                   "Actually it's Tuesday, not Monday, I just checked.", "Anyway, grey day today.")
+    active = turns(
+        "My haircut is booked for Monday at 10.",
+        "I really need it.",
+        "Actually it's Tuesday, not Monday, I just checked.",
+        "Anyway, grey day today.",
+    )
     picked = select_notes("What day is my haircut?", active, Step([Cite(1, 0.41, 0.8)], (1, 7, 5, 3)))
     assert [n.number for n in picked.notes] == [5] and picked.required == {"tuesday"}
     assert extractive(picked.notes).startswith("You told me (turn 5): Actually it's Tuesday")
@@ -86,8 +103,12 @@ def test_a_correction_needs_a_cue_a_shared_word_and_to_come_later():
 
 
 def test_guesses_prefer_the_user_speaking_of_themselves_and_the_answers_kind():
-    active = turns("Evening.", "Spent Saturday at the pottery wheel again, my hands are covered in clay.",
-                   "It's relaxing.", "Never mind.")
+    active = turns(
+        "Evening.",
+        "Spent Saturday at the pottery wheel again, my hands are covered in clay.",
+        "It's relaxing.",
+        "Never mind.",
+    )
     picked = select_notes("What's my hobby?", active, Step([], (5, 1, 3, 7, 2, 4, 6, 8)))
     assert not picked.sure and picked.notes[0].number == 3
     active = turns("Hey.", "Time flies.", "I'll be turning 40 on the 2nd of November, can you believe it?")
@@ -97,10 +118,17 @@ def test_guesses_prefer_the_user_speaking_of_themselves_and_the_answers_kind():
     assert select_notes("Can you tell me a fact about the sea?", active, Step([], (3, 1, 5))).notes == []
 
 
-@pytest.mark.parametrize("message, asks", [
-    ("I'll be turning 40 on the 2nd of November, can you believe it?", False),
-    ("We met on Friday, right?", False), ("Hi, what's my name?", True),
-    ("What is my name? I forgot.", True), ("Do I eat meat?", True), ("I live in Lisbon.", False)])
+@pytest.mark.parametrize(
+    "message, asks",
+    [
+        ("I'll be turning 40 on the 2nd of November, can you believe it?", False),
+        ("We met on Friday, right?", False),
+        ("Hi, what's my name?", True),
+        ("What is my name? I forgot.", True),
+        ("Do I eat meat?", True),
+        ("I live in Lisbon.", False),
+    ],
+)
 def test_a_tag_on_a_statement_about_the_user_is_not_a_question(message, asks):
     assert is_question(message) is asks
 
@@ -110,10 +138,18 @@ def test_a_request_to_tell_something_is_not_about_the_user():
     assert about_the_user("Tell me my name.") and about_the_user("Where's home for me these days?")
 
 
-@pytest.mark.parametrize("text, lang", [
-    ("¿Cómo se llama mi perro?", "es"), ("Dans quelle ville est-ce que j'habite ?", "fr"),
-    ("Qual é o nome do meu cão?", "pt"), ("Wie heißt mein Hund?", "de"),
-    ("Come si chiama il mio cane?", "it"), ("Which city do I live in?", "en"), ("Lisbon.", "en")])
+@pytest.mark.parametrize(
+    "text, lang",
+    [
+        ("¿Cómo se llama mi perro?", "es"),
+        ("Dans quelle ville est-ce que j'habite ?", "fr"),
+        ("Qual é o nome do meu cão?", "pt"),
+        ("Wie heißt mein Hund?", "de"),
+        ("Come si chiama il mio cane?", "it"),
+        ("Which city do I live in?", "en"),
+        ("Lisbon.", "en"),
+    ],
+)
 def test_the_language_is_guessed_from_function_words(text, lang):
     assert language(text) == lang
 
@@ -134,8 +170,9 @@ def test_a_statement_reply_is_one_sentence():
 def test_the_service_answers_from_the_correction_in_the_users_language(store, counter):
     llm = FakeLLM(default="Ok.")
     cfg = RetrievalConfig(ask_model=False)
-    svc = ChatService(store, llm, HashEmbedder(), counter,
-                      retrieval=replace(cfg, hybrid=replace(cfg.hybrid, threshold=0.0)))
+    svc = ChatService(
+        store, llm, HashEmbedder(), counter, retrieval=replace(cfg, hybrid=replace(cfg.hybrid, threshold=0.0))
+    )
     svc.answer_mode = "grounded"
     conv = store.create("t", MemorySettings(budget=400, lag=2))
     svc.ask(conv, "Mi cita es el lunes.")
@@ -155,9 +192,12 @@ def test_a_statement_beside_a_question_is_still_a_statement_of_the_users():
 
 
 def test_a_cited_reply_brings_the_users_statement_it_answered():
-    active = [Turn(1, "user", "Hi, how are things?"), Turn(2, "assistant", "Fine."),
-              Turn(3, "user", "I play the cello in a local orchestra."),
-              Turn(4, "assistant", "A cello is a wonderful instrument.")]
+    active = [
+        Turn(1, "user", "Hi, how are things?"),
+        Turn(2, "assistant", "Fine."),
+        Turn(3, "user", "I play the cello in a local orchestra."),
+        Turn(4, "assistant", "A cello is a wonderful instrument."),
+    ]
     picked = select_notes("What instrument do I play?", active, Step([Cite(4, 0.4, 0.6)], (4, 3, 1, 2)))
     assert [n.number for n in picked.notes] == [3, 4]
     assert extractive(picked.notes) == "You told me (turn 3): I play the cello in a local orchestra."

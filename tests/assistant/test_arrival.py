@@ -8,20 +8,30 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from assistant import need, store as store_module
+from assistant import need
+from assistant import store as store_module
 from assistant.replay import replay, settings_from
 from memory import transcript as T
 from memory.types import MemorySettings
 from storage.models import Turn
 from tests.assistant.test_service import make_service
 
-MESSAGES = ["My sister Ana lives in Lisbon.", "What is the capital of Peru?", "I fly to Lisbon on May 3rd.",
-            "When do I fly?", "hello", "Where does Ana live?"]
+MESSAGES = [
+    "My sister Ana lives in Lisbon.",
+    "What is the capital of Peru?",
+    "I fly to Lisbon on May 3rd.",
+    "When do I fly?",
+    "hello",
+    "Where does Ana live?",
+]
 
 
 def priors(store, conv_id) -> list[tuple[int, str, float | None]]:
     with Session(store.engine) as s:
-        return [(t.seq, t.role, t.prior) for t in s.scalars(select(Turn).where(Turn.conversation_id == conv_id).order_by(Turn.seq))]
+        return [
+            (t.seq, t.role, t.prior)
+            for t in s.scalars(select(Turn).where(Turn.conversation_id == conv_id).order_by(Turn.seq))
+        ]
 
 
 def watch_the_lock(store, monkeypatch) -> list[str]:
@@ -98,11 +108,14 @@ def test_a_turn_stored_in_between_makes_the_transaction_compute_the_prior_again(
 
 def test_a_replay_stores_the_same_priors_as_an_import(store, counter):
     lines = ['{"lagmem": 1, "budget": 300, "lag": 2}'] + [
-        f'{{"role": "{"user" if i % 2 else "assistant"}", "content": "{m}"}}' for i, m in enumerate(MESSAGES * 3, 1)]
+        f'{{"role": "{"user" if i % 2 else "assistant"}", "content": "{m}"}}' for i, m in enumerate(MESSAGES * 3, 1)
+    ]
     t = T.parse("\n".join(lines) + "\n")
     replayed = replay(store, t, counter, settings_from(t.header))  # one unit of work per line
     imported = replay(store, t, counter, settings_from(t.header), atomic=True)  # built in RAM, nothing read
-    assert [p for *_, p in priors(store, replayed.conversation_id)] == [p for *_, p in priors(store, imported.conversation_id)]
+    assert [p for *_, p in priors(store, replayed.conversation_id)] == [
+        p for *_, p in priors(store, imported.conversation_id)
+    ]
 
 
 def test_an_exchange_reads_no_conversation_row_for_its_budget(store, counter, monkeypatch):

@@ -66,15 +66,28 @@ def test_empty_and_blank_values_count_as_unset():
 def test_good_values_are_read(tmp_path):
     model = tmp_path / "m.gguf"
     model.write_bytes(b"gguf")
-    cfg = Config.from_env({
-        "LAGMEM_DATA_DIR": str(tmp_path / "data"), "OPENAI_BASE_URL": "http://127.0.0.1:8080/v1",
-        "LAGMEM_MODEL": "llama3.1", "LAGMEM_LLM_TIMEOUT": "2.5", "LAGMEM_LLM_RETRIES": "0",
-        "LAGMEM_STRUCTURED": "json_object_schema", "LAGMEM_LOCAL_MODEL": str(model),
-        "LAGMEM_LOCAL_N_CTX": "2048", "LAGMEM_LOCAL_THREADS": "3", "LAGMEM_EMBED_THREADS": "0",
-    })
-    assert cfg.llm == LLMConfig(backend="compatible", base_url="http://127.0.0.1:8080/v1",
-                                model="llama3.1", timeout=2.5, max_retries=0,
-                                structured="json_object_schema")
+    cfg = Config.from_env(
+        {
+            "LAGMEM_DATA_DIR": str(tmp_path / "data"),
+            "OPENAI_BASE_URL": "http://127.0.0.1:8080/v1",
+            "LAGMEM_MODEL": "llama3.1",
+            "LAGMEM_LLM_TIMEOUT": "2.5",
+            "LAGMEM_LLM_RETRIES": "0",
+            "LAGMEM_STRUCTURED": "json_object_schema",
+            "LAGMEM_LOCAL_MODEL": str(model),
+            "LAGMEM_LOCAL_N_CTX": "2048",
+            "LAGMEM_LOCAL_THREADS": "3",
+            "LAGMEM_EMBED_THREADS": "0",
+        }
+    )
+    assert cfg.llm == LLMConfig(
+        backend="compatible",
+        base_url="http://127.0.0.1:8080/v1",
+        model="llama3.1",
+        timeout=2.5,
+        max_retries=0,
+        structured="json_object_schema",
+    )
     assert (cfg.local.model_path, cfg.local.n_ctx, cfg.local.threads) == (model, 2048, 3)
     assert cfg.embed_threads == 0
 
@@ -84,9 +97,13 @@ def test_one_setting_moves_all_state(tmp_path):
     assert cfg.data_dir == tmp_path / "here"
     assert cfg.database_url == f"sqlite:///{tmp_path / 'here' / 'lagmem.db'}"
     assert cfg.tiktoken_cache_dir == tmp_path / "here" / "tiktoken"
-    cfg = Config.from_env({"LAGMEM_DATA_DIR": str(tmp_path / "here"),
-                           "LAGMEM_DATABASE_URL": "sqlite:///elsewhere.db",
-                           "TIKTOKEN_CACHE_DIR": str(tmp_path / "tk")})
+    cfg = Config.from_env(
+        {
+            "LAGMEM_DATA_DIR": str(tmp_path / "here"),
+            "LAGMEM_DATABASE_URL": "sqlite:///elsewhere.db",
+            "TIKTOKEN_CACHE_DIR": str(tmp_path / "tk"),
+        }
+    )
     assert (cfg.database_url, cfg.tiktoken_cache_dir) == ("sqlite:///elsewhere.db", tmp_path / "tk")
 
 
@@ -115,9 +132,9 @@ def test_base_url_alone_counts_tokens_for_the_model_that_answers(fake_openai, mo
     """With only OPENAI_BASE_URL set, the app's runtime, the terminal commands and the client
     agree on the model: the one the server lists first, not a default name."""
     from assistant import runtime
+    from assistant.models.tokens import make_token_counter
     from bench.fakes.embedder import HashEmbedder
     from cli import main as cli
-    from assistant.models.tokens import make_token_counter
 
     fake_openai.models = ["vendor/chat-model", "gpt-4o-mini"]
     monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)

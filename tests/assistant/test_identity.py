@@ -13,43 +13,51 @@ from streamlit.testing.v1 import AppTest
 
 from assistant import runtime
 from assistant.identity import SignInRefused, normal_owner, owner_from_claims
-from web import signin
 from bench.fakes.embedder import HashEmbedder
+from bench.fakes.llm import FakeLLM
 from storage.db import current_revision, make_engine, upgrade
 from storage.models import Conversation
-from bench.fakes.llm import FakeLLM
+from web import signin
 
 APP = str(Path(__file__).parents[2] / "app.py")
 GOOGLE = "https://accounts.google.com"
 
 
 def test_a_verified_email_is_the_owner_stripped_and_lower_cased():
-    assert owner_from_claims({"email": "ana@example.org", "email_verified": True, "iss": GOOGLE, "sub": "1"}) == "ana@example.org"
+    assert (
+        owner_from_claims({"email": "ana@example.org", "email_verified": True, "iss": GOOGLE, "sub": "1"})
+        == "ana@example.org"
+    )
     assert owner_from_claims({"email": " Ana@Example.ORG ", "email_verified": True}) == "ana@example.org"
     assert owner_from_claims({"email": "ANA@EXAMPLE.ORG", "email_verified": "true"}) == "ana@example.org"
 
 
 def test_an_unverified_or_missing_email_falls_back_to_issuer_and_subject():
-    for claims in ({"email": "ana@example.org", "email_verified": False, "iss": GOOGLE, "sub": "1098Ab"},
-                   {"email": "ana@example.org", "iss": GOOGLE, "sub": "1098Ab"},  # not said: not verified
-                   {"email": "ana@example.org", "email_verified": "false", "iss": GOOGLE, "sub": "1098Ab"},
-                   {"email": "not an email", "email_verified": True, "iss": GOOGLE, "sub": "1098Ab"},
-                   {"iss": GOOGLE, "sub": "1098Ab"}):
+    for claims in (
+        {"email": "ana@example.org", "email_verified": False, "iss": GOOGLE, "sub": "1098Ab"},
+        {"email": "ana@example.org", "iss": GOOGLE, "sub": "1098Ab"},  # not said: not verified
+        {"email": "ana@example.org", "email_verified": "false", "iss": GOOGLE, "sub": "1098Ab"},
+        {"email": "not an email", "email_verified": True, "iss": GOOGLE, "sub": "1098Ab"},
+        {"iss": GOOGLE, "sub": "1098Ab"},
+    ):
         assert owner_from_claims(claims) == f"{GOOGLE}#1098Ab", claims  # the subject keeps its case
     # Google also issues tokens with a bare host as ``iss``: the same issuer, the same owner
     assert owner_from_claims({"iss": "accounts.google.com", "sub": "1098Ab"}) == f"{GOOGLE}#1098Ab"
 
 
-@pytest.mark.parametrize("claims", [
-    {},
-    {"email": "ana@example.org"},
-    {"email": "ana@example.org", "email_verified": False, "sub": "1"},
-    {"sub": "1"},
-    {"iss": GOOGLE},
-    {"iss": GOOGLE, "sub": "   "},
-    {"email": "", "email_verified": True, "iss": "", "sub": ""},
-    {"iss": GOOGLE, "sub": "x" * 400},
-])
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {},
+        {"email": "ana@example.org"},
+        {"email": "ana@example.org", "email_verified": False, "sub": "1"},
+        {"sub": "1"},
+        {"iss": GOOGLE},
+        {"iss": GOOGLE, "sub": "   "},
+        {"email": "", "email_verified": True, "iss": "", "sub": ""},
+        {"iss": GOOGLE, "sub": "x" * 400},
+    ],
+)
 def test_claims_that_name_nobody_usable_refuse_the_sign_in(claims):
     with pytest.raises(SignInRefused) as err:
         owner_from_claims(claims)
@@ -66,9 +74,8 @@ def test_the_cli_user_is_the_same_owner_as_the_signed_in_email():
 
 
 def test_cli_user_flag_finds_the_lower_cased_owner(db_url, capsys):
-    from cli.main import main
-
     from assistant.store import open_store
+    from cli.main import main
 
     store = open_store(db_url)
     conv = store.create("ana's notes", owner="ana@example.org")
@@ -122,17 +129,29 @@ def test_migration_0006_lower_cases_email_owners_and_keeps_subjects(db_url):
     owners = ["Ana@Example.org", "ana@example.org", " Cy@Example.ORG ", "AbC123", "Bob", f"{GOOGLE}#1098Ab", None, " "]
     with engine.begin() as con:
         for i, owner in enumerate(owners, 1):
-            con.execute(text(
-                "INSERT INTO conversations (id, title, created_at, updated_at, budget, lag, policy, low_watermark, pin_share,"
-                " policy_params, step, version, dropped_cites, auto_restore, owner, pending) VALUES (:id, 'c', :when, :when,"
-                " 50, 1, 'measured', 1.0, 0.5, '{}', 0, 1, 0, :no, :owner, :no)"),
-                {"id": i, "when": "2026-01-01 00:00:00", "no": False, "owner": owner})
+            con.execute(
+                text(
+                    "INSERT INTO conversations (id, title, created_at, updated_at, budget, lag, policy, low_watermark, pin_share,"
+                    " policy_params, step, version, dropped_cites, auto_restore, owner, pending) VALUES (:id, 'c', :when, :when,"
+                    " 50, 1, 'measured', 1.0, 0.5, '{}', 0, 1, 0, :no, :owner, :no)"
+                ),
+                {"id": i, "when": "2026-01-01 00:00:00", "no": False, "owner": owner},
+            )
     engine.dispose()
     engine = make_engine(db_url)
     assert current_revision(engine) == "0006"
     with Session(engine) as s:
         got = [c.owner for c in s.scalars(select(Conversation).order_by(Conversation.id))]
-    assert got == ["ana@example.org", "ana@example.org", "cy@example.org", "AbC123", "Bob", f"{GOOGLE}#1098Ab", None, " "]
+    assert got == [
+        "ana@example.org",
+        "ana@example.org",
+        "cy@example.org",
+        "AbC123",
+        "Bob",
+        f"{GOOGLE}#1098Ab",
+        None,
+        " ",
+    ]
     engine.dispose()
 
 

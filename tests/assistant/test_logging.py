@@ -29,15 +29,21 @@ def _read_only(db_url: str) -> str:
     url = make_url(db_url)
     if url.get_backend_name() == "sqlite":
         return f"sqlite:///file:{url.database}?mode=ro&uri=true"
-    return url.update_query_dict({"options": "-c default_transaction_read_only=on"}).render_as_string(hide_password=False)
+    return url.update_query_dict({"options": "-c default_transaction_read_only=on"}).render_as_string(
+        hide_password=False
+    )
 
 
-def test_vectors_that_cannot_be_stored_are_logged_and_the_exchange_reads_on(db_url, counter, caplog, monkeypatch, tmp_path):
+def test_vectors_that_cannot_be_stored_are_logged_and_the_exchange_reads_on(
+    db_url, counter, caplog, monkeypatch, tmp_path
+):
     """Imported turns have no vectors; the first exchange embeds them and stores them. On a
     read-only database the store fails: the turns are still read (vectors kept in memory) and the
     failure is logged with its cause."""
     store = MemoryStore(make_engine(db_url))
-    text = "\n".join(json.dumps({"role": r, "content": f"turn {i} about lisbon"}) for i, r in enumerate(["user", "assistant"] * 3))
+    text = "\n".join(
+        json.dumps({"role": r, "content": f"turn {i} about lisbon"}) for i, r in enumerate(["user", "assistant"] * 3)
+    )
     t = T.parse(text + "\n")
     conv = replay(store, t, counter, settings_from(t.header), atomic=True).conversation_id
     store.engine.dispose()
@@ -110,5 +116,8 @@ def test_the_terminal_logs_warnings_by_default_and_more_with_v(tmp_path):
     assert "INFO" not in quiet.stderr
     told = _cli("-v", "import", str(saved), "--db", f"sqlite:///{tmp_path / 'b.db'}")
     assert told.returncode == 0, told.stderr
-    assert "lagmem: INFO assistant.models.embedded: counting tokens with SmolLM2-135M-Instruct's own tokenizer" in told.stderr
+    assert (
+        "lagmem: INFO assistant.models.embedded: counting tokens with SmolLM2-135M-Instruct's own tokenizer"
+        in told.stderr
+    )
     assert "imported 1 turns" in told.stdout  # stdout stays the command's output

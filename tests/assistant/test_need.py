@@ -68,7 +68,9 @@ def test_model_is_a_logistic_regression_and_round_trips():
 def test_the_shipped_model_loads_and_ranks_a_fact_above_a_greeting():
     m = app_need.load_model()
     assert m.version and set(m.names) <= set(FEATURES)
-    fact = app_need.prior_for("I moved to Boston in May 2022 with my sister Anna, and I started a new job as a nurse there.")
+    fact = app_need.prior_for(
+        "I moved to Boston in May 2022 with my sister Anna, and I started a new job as a nurse there."
+    )
     greeting = app_need.prior_for("Nice!", [app_need.Previous("I moved to Boston.")])
     assert 0.0 < greeting < fact < 1.0
 
@@ -107,6 +109,7 @@ def test_measured_keeps_the_turn_the_estimator_expects_to_be_needed():
 
 def test_turns_without_a_prior_keep_the_size_prior():
     """The learned branch never touches turns without a prior (old rows, synthetic traces)."""
+
     def scores(policy):
         layer = MemoryLayer(MemorySettings(budget=1000, lag=0), policy)
         for tokens in (10, 40, 25):
@@ -121,8 +124,14 @@ def test_rebuilt_layer_scores_priors_bit_for_bit():
     live = _layer(Measured(need_weight=2.0, need=2.0, need_size_power=0.5), [0.2, None, 0.7, 0.4, 0.05])
     live.cite([2, 3], answer_turn=5)
     live.feedback(5, -0.5)
-    rebuilt = MemoryLayer.from_state(live.settings, live.turns(), live.citations(), live.feedback_values(),
-                                     step=live.step, policy=Measured(need_weight=2.0, need=2.0, need_size_power=0.5))
+    rebuilt = MemoryLayer.from_state(
+        live.settings,
+        live.turns(),
+        live.citations(),
+        live.feedback_values(),
+        step=live.step,
+        policy=Measured(need_weight=2.0, need=2.0, need_size_power=0.5),
+    )
     assert [(t.number, s) for t, s in rebuilt.ranking()] == [(t.number, s) for t, s in live.ranking()]
 
 
@@ -148,10 +157,14 @@ def test_a_stored_turn_keeps_its_prior_through_a_rebuild(store):
         a = tx.add_turn("user", "Hi!", 2)
         b = tx.add_turn("assistant", "My sister Anna moved to Boston in May 2022 for a job at the hospital.", 20)
     assert a.prior is not None and b.prior is not None and a.prior < b.prior
-    assert b.prior == pytest.approx(app_need.prior_for(
-        "My sister Anna moved to Boston in May 2022 for a job at the hospital.", [app_need.Previous("Hi!")]))
-    from assistant.store import load_layer
+    assert b.prior == pytest.approx(
+        app_need.prior_for(
+            "My sister Anna moved to Boston in May 2022 for a job at the hospital.", [app_need.Previous("Hi!")]
+        )
+    )
     from sqlalchemy.orm import Session
+
+    from assistant.store import load_layer
 
     with Session(store.engine) as s:
         rebuilt = load_layer(s, store.conversation(conv))
@@ -178,12 +191,24 @@ def test_prior_for_sets_the_context_as_seeing_the_turns_one_by_one_would():
 
     t0 = datetime(2026, 1, 1, 12, 0)
     gaps = [0, 1, 2, 120, 121, 122, 123]  # minutes: a new session starts at the fourth turn
-    texts = ["Hi!", "How was Boston?", "Great, Anna showed me around in May.", "Back again?",
-             "Yes, what did you cook?", "A 3-course dinner for 6 people.", "Nice!"]
+    texts = [
+        "Hi!",
+        "How was Boston?",
+        "Great, Anna showed me around in May.",
+        "Back again?",
+        "Yes, what did you cook?",
+        "A 3-course dinner for 6 people.",
+        "Nice!",
+    ]
     vecs = [np.eye(7)[i] for i in range(7)]
     prev = [app_need.Previous(t, t0 + timedelta(minutes=g), v) for t, g, v in zip(texts, gaps, vecs)]
-    model = NeedModel(FEATURES, (0.0,) * len(FEATURES), (1.0,) * len(FEATURES),
-                      tuple(0.1 * (k + 1) for k in range(len(FEATURES))), -1.0)
+    model = NeedModel(
+        FEATURES,
+        (0.0,) * len(FEATURES),
+        (1.0,) * len(FEATURES),
+        tuple(0.1 * (k + 1) for k in range(len(FEATURES))),
+        -1.0,
+    )
     for now_gap in (124, 400):  # same session, then after a gap
         ctx = ArrivalContext()
         for i, (t, v) in enumerate(zip(texts, vecs)):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import CONVERSATIONS
 from tests.assistant.test_saved_memory import ROOT, _pytest
+from tests.conftest import CONVERSATIONS
 
 
 def readme_example() -> str:

@@ -17,7 +17,6 @@ import pytest
 
 from assistant.replay import export_transcript, replay, settings_from
 from memory import transcript as T
-
 from tests.conftest import CONVERSATIONS
 
 FILES = sorted(p.stem for p in CONVERSATIONS.glob("*.jsonl"))
@@ -83,6 +82,7 @@ def test_negative_feedback_changes_what_is_forgotten(store, counter, engine):
     without = "\n".join(line for line in text.splitlines() if '"event": "feedback"' not in line)
     t = T.parse(without)
     log = replay(store, t, counter, settings_from(t.header))
+
     def t3(evictions):  # turn 3's importance when the first eviction was decided
         first = evictions[0] if isinstance(evictions[0], dict) else evictions[0].as_dict()
         return next(r["importance"] for r in first["runners_up"] if r["turn"] == 3)
@@ -118,7 +118,9 @@ def test_replay_cli_json_is_byte_identical_twice():
 
 
 def test_replay_cli_flags_override_the_header():
-    out = run_cli("replay", str(CONVERSATIONS / "pins.jsonl"), "--json", "--budget", "45", "--lag", "1", "--policy", "lru")
+    out = run_cli(
+        "replay", str(CONVERSATIONS / "pins.jsonl"), "--json", "--budget", "45", "--lag", "1", "--policy", "lru"
+    )
     s = json.loads(out.stdout)["settings"]
     assert (s["budget"], s["lag"], s["policy"]) == (45, 1, "lru")
 
@@ -126,7 +128,12 @@ def test_replay_cli_flags_override_the_header():
 def test_replay_cli_prints_a_readable_timeline():
     out = run_cli("replay", str(CONVERSATIONS / "restore.jsonl"))
     assert out.returncode == 0
-    assert "step    1  +T1 user" in out.stdout and "evicted T1 (importance 1;" in out.stdout and "restore T1" in out.stdout and "final:" in out.stdout
+    assert (
+        "step    1  +T1 user" in out.stdout
+        and "evicted T1 (importance 1;" in out.stdout
+        and "restore T1" in out.stdout
+        and "final:" in out.stdout
+    )
 
 
 def test_a_malformed_file_names_the_line_and_stores_nothing(tmp_path, db_url):

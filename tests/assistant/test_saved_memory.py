@@ -19,7 +19,6 @@ import pytest
 
 from assistant.testing import SnapshotMismatch, check_snapshot, replay, write_snapshot
 from memory.transcript import TranscriptError
-
 from tests.conftest import CONVERSATIONS
 
 ROOT = CONVERSATIONS.parent.parent
@@ -106,16 +105,21 @@ def test_a_changed_memory_fails_with_a_readable_diff(tmp_path):
 
 def _pytest(args: list[str], cwd: Path, extra_path: str = "") -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (extra_path, str(ROOT)) if p)}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-                          capture_output=True, text=True, cwd=cwd, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+    )
 
 
-USER_TEST = '''
+USER_TEST = """
 def test_trip(lagmem_replay):
     memory = lagmem_replay("conversations/pins.jsonl")
     assert memory.kept(9)
     assert memory.active_tokens <= memory.budget
-'''
+"""
 
 
 def _user_project(tmp_path: Path) -> Path:
@@ -138,7 +142,10 @@ def test_plugin_update_then_check_then_diff(tmp_path):
     saved.write_text(saved.read_text().replace('"budget": 60', '"budget": 45'))
     changed = _pytest(["-p", "assistant.testing.plugin"], project)
     assert changed.returncode == 1
-    assert "differs from pins.timeline.json" in changed.stdout and "turn 2: evicted at step 4 (expected at step 7)" in changed.stdout
+    assert (
+        "differs from pins.timeline.json" in changed.stdout
+        and "turn 2: evicted at step 4 (expected at step 7)" in changed.stdout
+    )
 
 
 def test_the_pytest11_entry_point_loads_the_plugin(tmp_path):

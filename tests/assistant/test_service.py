@@ -9,11 +9,11 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from bench.fakes.embedder import HashEmbedder
 from assistant.errors import RateLimited, ServerUnreachable
-from bench.fakes.llm import FakeLLM
 from assistant.retrieval.step import CiteCheck, RetrievalConfig
 from assistant.service import ChatService, EmptyMessage
+from bench.fakes.embedder import HashEmbedder
+from bench.fakes.llm import FakeLLM
 from memory.types import MemorySettings
 from storage.models import CitationRow, MissRow, Turn
 
@@ -157,7 +157,14 @@ def test_evictions_are_reported_with_the_exchange(store, llm, counter):
 
 def test_misses_are_logged_and_auto_restore_brings_the_turn_back(store, counter, engine):
     llm = FakeLLM()
-    svc = ChatService(store, llm, HashEmbedder(), counter, retrieval=RetrievalConfig(k=1, check=CiteCheck(min_similarity=None)), miss_threshold=0.3)
+    svc = ChatService(
+        store,
+        llm,
+        HashEmbedder(),
+        counter,
+        retrieval=RetrievalConfig(k=1, check=CiteCheck(min_similarity=None)),
+        miss_threshold=0.3,
+    )
     conv = store.create("t", MemorySettings(budget=40, lag=0, policy="fifo"), auto_restore=True)
     svc.ask(conv, "the secret code word is marmalade")
     for i in range(5):

@@ -15,13 +15,12 @@ from assistant import runtime
 from assistant import whatif as W
 from assistant.replay import replay, settings_from
 from bench.fakes.embedder import HashEmbedder
+from bench.fakes.llm import FakeLLM
 from memory import transcript as T
 from memory.types import MemorySettings
-from bench.fakes.llm import FakeLLM
-
+from tests.assistant.test_replay import run_cli
 from tests.conftest import CL100K_MODEL_ENV as CL100K_MODEL
 from tests.conftest import CONVERSATIONS
-from tests.assistant.test_replay import run_cli
 
 
 def six_turns() -> W.Recording:
@@ -43,7 +42,9 @@ def test_a_miss_is_a_citation_of_a_turn_the_setting_had_evicted():
 def test_the_table_marks_the_policy_with_the_fewest_misses():
     rows = W.comparison_rows(W.compare(six_turns(), policies=["fifo", "lru"]))
     assert [(r["policy"], r["misses"], r["wanted_kept"], r["wanted_turns"], r["best"]) for r in rows] == [
-        ("fifo", 1, 0, 1, False), ("lru", 0, 1, 1, True)]
+        ("fifo", 1, 0, 1, False),
+        ("lru", 0, 1, 1, True),
+    ]
 
 
 def test_bigger_budget_no_eviction_no_miss():
@@ -118,7 +119,9 @@ def test_a_live_conversation_with_misses_and_second_chance_reproduces_and_counts
 
 
 def test_whatif_cli_prints_both_memories_and_the_table(db_url):
-    assert run_cli("import", str(CONVERSATIONS / "long_520.jsonl"), "--db", db_url, env_extra=CL100K_MODEL).returncode == 0
+    assert (
+        run_cli("import", str(CONVERSATIONS / "long_520.jsonl"), "--db", db_url, env_extra=CL100K_MODEL).returncode == 0
+    )
     out = run_cli("whatif", "1", "--db", db_url, "--policy", "fifo", "--budget", "700", "--compare")
     assert out.returncode == 0, out.stderr
     final = json.loads((CONVERSATIONS / "long_520.expected.json").read_text())["final"]
@@ -139,8 +142,14 @@ def test_whatif_cli_errors_are_clear(db_url):
 
 
 def test_replay_compare_table_for_a_file():
-    out = run_cli("replay", str(CONVERSATIONS / "long_520.jsonl"), "--compare", "fifo,lru,measured", "--json",
-                  env_extra=CL100K_MODEL)
+    out = run_cli(
+        "replay",
+        str(CONVERSATIONS / "long_520.jsonl"),
+        "--compare",
+        "fifo,lru,measured",
+        "--json",
+        env_extra=CL100K_MODEL,
+    )
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)["compare"]
     assert [r["policy"] for r in rows] == ["fifo", "lru", "measured"]

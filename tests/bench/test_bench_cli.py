@@ -11,8 +11,9 @@ def test_help_lists_subcommands(capsys):
     with pytest.raises(SystemExit):
         bench_cli.main(["bench", "--help"])
     out = capsys.readouterr().out
-    assert all(name in out for name in ("locomo", "synthetic", "controlled", "controlled-write", "speed", "retrieval",
-                                        "model"))
+    assert all(
+        name in out for name in ("locomo", "synthetic", "controlled", "controlled-write", "speed", "retrieval", "model")
+    )
 
 
 def test_locomo_small_run(tmp_path, capsys):
@@ -21,8 +22,29 @@ def test_locomo_small_run(tmp_path, capsys):
     data = _tiny(tmp_path)
     out = tmp_path / "r.json"
     plot = tmp_path / "r.png"
-    assert bench_cli.main(["bench", "locomo", "--data", str(data), "--budgets", "5,10", "--seeds", "0",
-                           "--jobs", "1", "--json", str(out), "--plot", str(plot), "--noise", "1"]) == 0
+    assert (
+        bench_cli.main(
+            [
+                "bench",
+                "locomo",
+                "--data",
+                str(data),
+                "--budgets",
+                "5,10",
+                "--seeds",
+                "0",
+                "--jobs",
+                "1",
+                "--json",
+                str(out),
+                "--plot",
+                str(plot),
+                "--noise",
+                "1",
+            ]
+        )
+        == 0
+    )
     res = json.loads(out.read_text())
     keys = {"policy", "budget", "recall", "per_question", "all_evidence", "gap_closed", "by_category"}
     assert keys <= set(res["results"][0]) and res["settings"]["noise"] == 1
@@ -32,9 +54,27 @@ def test_locomo_small_run(tmp_path, capsys):
 def test_synthetic_small_run(tmp_path, capsys):
     """The headline replays the traces as text through the product; the bare traces are the ablation."""
     out = tmp_path / "s.json"
-    assert bench_cli.main(["bench", "synthetic", "--seeds", "0", "--turns", "120", "--lags", "0,4", "--jobs", "1",
-                           "--text-policies", "accumulate,userfirst,measured,measured[need_weight=0]",
-                           "--json", str(out)]) == 0
+    assert (
+        bench_cli.main(
+            [
+                "bench",
+                "synthetic",
+                "--seeds",
+                "0",
+                "--turns",
+                "120",
+                "--lags",
+                "0,4",
+                "--jobs",
+                "1",
+                "--text-policies",
+                "accumulate,userfirst,measured,measured[need_weight=0]",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     res = json.loads(out.read_text())
     assert [r["policy"] for r in res["results"]] == ["accumulate", "userfirst", "measured", "measured[need_weight=0]"]
     assert all(r["reuses"] > 0 and 0 <= r["retention"] <= 1 for r in res["results"])

@@ -39,11 +39,15 @@ def test_the_generator_keeps_the_controlled_design(count):
         assert 1 <= confirm - f <= 8 and 85 <= need - f <= 130
         assert controlled.Need(f, need) in c.needs and need not in liked
         assert "?" in turns[need - 2].content  # the person asks, the answer cites
-    chatter = [t.number for t in turns if t.role == "user" and t.number not in c.facts
-               and t.number + 1 not in {n.answer for n in c.needs}]
+    chatter = [
+        t.number
+        for t in turns
+        if t.role == "user" and t.number not in c.facts and t.number + 1 not in {n.answer for n in c.needs}
+    ]
     assert all(1 <= cites[n] <= 3 for n in chatter)
-    chatter_answers = [t.number for t in turns if t.cites and all(n in chatter or turns[n - 1].role == "assistant"
-                                                                   for n, _ in t.cites)]
+    chatter_answers = [
+        t.number for t in turns if t.cites and all(n in chatter or turns[n - 1].role == "assistant" for n, _ in t.cites)
+    ]
     share = len(set(chatter_answers) & liked) / len(chatter_answers)
     assert 0.15 < share < 0.35  # a quarter of them liked
     tokens = [count(t.content) for t in turns]
@@ -73,34 +77,53 @@ def test_needs_file_round_trip_and_the_rule_without_it(tmp_path, count):
 
 
 def _tiny(budget: int, policy: str = "fifo") -> T.Transcript:
-    return T.parse("\n".join([
-        json.dumps({"lagmem": 1, "budget": budget, "lag": 0, "policy": policy}),
-        json.dumps({"role": "user", "content": "My sister Clara moved to Porto."}),
-        json.dumps({"role": "assistant", "content": "Noted, Porto. " * 10, "cites": [1]}),
-        json.dumps({"role": "user", "content": "Where did my sister move?"}),
-        json.dumps({"role": "assistant", "content": "To Porto.", "cites": [1]}),
-    ]))
+    return T.parse(
+        "\n".join(
+            [
+                json.dumps({"lagmem": 1, "budget": budget, "lag": 0, "policy": policy}),
+                json.dumps({"role": "user", "content": "My sister Clara moved to Porto."}),
+                json.dumps({"role": "assistant", "content": "Noted, Porto. " * 10, "cites": [1]}),
+                json.dumps({"role": "user", "content": "Where did my sister move?"}),
+                json.dumps({"role": "assistant", "content": "To Porto.", "cites": [1]}),
+            ]
+        )
+    )
 
 
 def test_kept_is_whether_the_product_recorded_the_need():
     need = [controlled.Need(1, 4)]
     counter = counter_for()
     roomy, tight = _tiny(500), _tiny(40)
-    assert replay_score.kept(roomy, need, replay_score.settings_for(roomy.header, replay_score.parse_variant("fifo")), counter) == [True]
+    assert replay_score.kept(
+        roomy, need, replay_score.settings_for(roomy.header, replay_score.parse_variant("fifo")), counter
+    ) == [True]
     # 40 tokens: the long answer (turn 2) pushes turn 1 out under fifo before the question is answered
-    assert replay_score.kept(tight, need, replay_score.settings_for(tight.header, replay_score.parse_variant("fifo")), counter) == [False]
+    assert replay_score.kept(
+        tight, need, replay_score.settings_for(tight.header, replay_score.parse_variant("fifo")), counter
+    ) == [False]
 
 
 def test_a_score_agrees_with_lagmem_replay(tmp_path, count):
     c = controlled.generate(12, count, SMALL)
     path = tmp_path / "c.jsonl"
     controlled.write(c, path, "cl100k")
-    only_needs = T.Transcript(c.transcript.header, [
-        replace(i, cites=tuple(x for x in i.cites if controlled.Need(x[0], i.number) in c.needs))
-        if isinstance(i, T.TurnLine) else i for i in c.transcript.items])
+    only_needs = T.Transcript(
+        c.transcript.header,
+        [
+            replace(i, cites=tuple(x for x in i.cites if controlled.Need(x[0], i.number) in c.needs))
+            if isinstance(i, T.TurnLine)
+            else i
+            for i in c.transcript.items
+        ],
+    )
     path.write_text(T.write(only_needs))
-    out = subprocess.run([sys.executable, "-m", "cli.main", "replay", str(path), "--policy", "accumulate", "--lag", "6",
-                          "--json"], capture_output=True, text=True, cwd=ROOT, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "cli.main", "replay", str(path), "--policy", "accumulate", "--lag", "6", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
     dropped = json.loads(out.stdout)["dropped_cites"]
     settings = replay_score.settings_for(only_needs.header, replay_score.parse_variant("accumulate"), lag=6)
     kept = replay_score.kept(only_needs, c.needs, settings, counter_for())
@@ -118,18 +141,56 @@ def test_variants_parse_with_parameters():
 
 
 def test_controlled_commands_write_and_score(tmp_path, capsys):
-    assert bench_cli.main(["bench", "controlled-write", "--seeds", "3,4", "--out", str(tmp_path),
-                           "--exchanges", "110", "--facts", "4"]) == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["controlled-3.jsonl", "controlled-3.needs.json",
-                                                           "controlled-4.jsonl", "controlled-4.needs.json"]
+    assert (
+        bench_cli.main(
+            [
+                "bench",
+                "controlled-write",
+                "--seeds",
+                "3,4",
+                "--out",
+                str(tmp_path),
+                "--exchanges",
+                "110",
+                "--facts",
+                "4",
+            ]
+        )
+        == 0
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "controlled-3.jsonl",
+        "controlled-3.needs.json",
+        "controlled-4.jsonl",
+        "controlled-4.needs.json",
+    ]
     out = tmp_path / "r.json"
-    assert bench_cli.main(["bench", "controlled", "--dir", str(tmp_path), "--jobs", "1", "--lag", "6",
-                           "--policies", "fifo,accumulate,measured,measured[need_weight=0]", "--json", str(out)]) == 0
+    assert (
+        bench_cli.main(
+            [
+                "bench",
+                "controlled",
+                "--dir",
+                str(tmp_path),
+                "--jobs",
+                "1",
+                "--lag",
+                "6",
+                "--policies",
+                "fifo,accumulate,measured,measured[need_weight=0]",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     res = json.loads(out.read_text())
     assert [r["conversation"] for r in res["results"]] == ["controlled-3.jsonl", "controlled-4.jsonl"]
-    assert all(r["needs"] == 4 and set(r["kept"]) == {"fifo", "accumulate", "measured", "measured[need_weight=0]"}
-               for r in res["results"])
+    assert all(
+        r["needs"] == 4 and set(r["kept"]) == {"fifo", "accumulate", "measured", "measured[need_weight=0]"}
+        for r in res["results"]
+    )
     assert "goal: measured >= 0.8 in each conversation" in text and "mean >= accumulate + 0.1" in text
 
 
@@ -159,6 +220,8 @@ def test_a_synthetic_trace_as_text_keeps_its_events(count):
     for n in needs:
         assert turns[n.fact - 1].role == "user" and (n.fact, 1.0) in turns[n.answer - 1].cites
     events = Counter(e.value for e in transcript.items if isinstance(e, T.EventLine))
-    wanted = Counter(r.feedback for k, rs in trace.steps.items() if k <= trace.turns for r in rs if r.feedback is not None)
+    wanted = Counter(
+        r.feedback for k, rs in trace.steps.items() if k <= trace.turns for r in rs if r.feedback is not None
+    )
     assert set(events) <= set(wanted) and events[-1.0] <= wanted[-1.0] and events[1.0] <= wanted[1.0]
     assert transcript.header["lag"] == synthetic_text.TEXT_LAG and transcript.header["budget"] > 0

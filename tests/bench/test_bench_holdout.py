@@ -7,8 +7,8 @@ import pytest
 from bench import holdout, need_data
 from bench.fakes.embedder import HashEmbedder
 from bench.protocol import QuestionResult
-from memory.need_models import model_from_dict
 from cli import bench as bench_cli
+from memory.need_models import model_from_dict
 
 
 def _res(sample, kept_evidence):
@@ -46,8 +46,11 @@ def _conversation(k: int) -> dict:
         turns = []
         for t in range(1, 9):
             long = t % 3 == 1
-            text = (f"My friend Anna {k} moved to Boston in May {2000 + t} and works as a nurse there now"
-                    if long else f"ok {t}")
+            text = (
+                f"My friend Anna {k} moved to Boston in May {2000 + t} and works as a nurse there now"
+                if long
+                else f"ok {t}"
+            )
             turns.append({"speaker": "A" if t % 2 else "B", "dia_id": f"D{s}:{t}", "text": text})
             if long:
                 qa.append({"question": f"q{s}{t}", "evidence": [f"D{s}:{t}"], "category": 1})
@@ -64,8 +67,29 @@ def test_holdout_command_fits_on_the_others_only(tmp_path, monkeypatch):
     monkeypatch.setattr(holdout, "GRID", {"need": (0.0, 1.0), "lag": (0, 2)})
     out = tmp_path / "h.json"
     model = tmp_path / "m.json"
-    assert bench_cli.main(["bench", "holdout", "--data", str(data), "--budgets", "60", "--seeds", "0",
-                           "--tune-seeds", "0", "--jobs", "1", "--json", str(out), "--model-out", str(model)]) == 0
+    assert (
+        bench_cli.main(
+            [
+                "bench",
+                "holdout",
+                "--data",
+                str(data),
+                "--budgets",
+                "60",
+                "--seeds",
+                "0",
+                "--tune-seeds",
+                "0",
+                "--jobs",
+                "1",
+                "--json",
+                str(out),
+                "--model-out",
+                str(model),
+            ]
+        )
+        == 0
+    )
     res = json.loads(out.read_text())
     for fold in res["folds"]:
         assert fold["held_out"] not in fold["need_model"]["trained_on"]
@@ -73,8 +97,17 @@ def test_holdout_command_fits_on_the_others_only(tmp_path, monkeypatch):
         assert fold["params"]["need"] in (0.0, 1.0) and fold["params"]["lag"] in (0, 2, holdout.START["lag"])
     assert sorted(res["final"]["need_model"]["meta"]["trained_on"]) == ["c0", "c1", "c2"]
     policies = {r["policy"] for r in res["table"]}
-    assert {"measured", "fifo", "lru", "accumulate", "window", "userfirst", "largest", "oracle",
-            "measured: prior alone"} <= policies
+    assert {
+        "measured",
+        "fifo",
+        "lru",
+        "accumulate",
+        "window",
+        "userfirst",
+        "largest",
+        "oracle",
+        "measured: prior alone",
+    } <= policies
     assert {"userfirst", "largest", "best_baseline"} <= set(res["wins_ties_losses"])
     for counts in res["wins_ties_losses"].values():
         assert sum(counts.values()) == 3 * 2  # folds x budgets x noises

@@ -46,19 +46,64 @@ def test_cli_json_records_the_lag_each_policy_ran_with(tmp_path):
     from tests.bench.test_bench_locomo import _tiny
 
     out = tmp_path / "r.json"
-    assert bench_cli.main(["bench", "locomo", "--data", str(_tiny(tmp_path)), "--budgets", "5", "--seeds", "0",
-                           "--jobs", "1", "--lag", "2", "--json", str(out)]) == 0
+    assert (
+        bench_cli.main(
+            [
+                "bench",
+                "locomo",
+                "--data",
+                str(_tiny(tmp_path)),
+                "--budgets",
+                "5",
+                "--seeds",
+                "0",
+                "--jobs",
+                "1",
+                "--lag",
+                "2",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     res = json.loads(out.read_text())
     lags = {p["policy"]: p["lag"] for p in res["settings"]["policies"]}
-    assert lags == {"fifo": 2, "lru": 2, "accumulate": 2, "window": 2, "userfirst": 2, "largest": 2, "measured": 2,
-                    "oracle": 0}
+    assert lags == {
+        "fifo": 2,
+        "lru": 2,
+        "accumulate": 2,
+        "window": 2,
+        "userfirst": 2,
+        "largest": 2,
+        "measured": 2,
+        "oracle": 0,
+    }
     assert {r["policy"]: r["lag"] for r in res["results"]} == lags
 
 
 def test_synthetic_runs_every_policy_at_one_lag_and_takes_a_confirmation_delay(tmp_path):
     out = tmp_path / "s.json"
-    assert bench_cli.main(["bench", "synthetic", "--seeds", "0", "--turns", "120", "--lags", "2",
-                           "--confirm", "1,8", "--no-text", "--json", str(out)]) == 0
+    assert (
+        bench_cli.main(
+            [
+                "bench",
+                "synthetic",
+                "--seeds",
+                "0",
+                "--turns",
+                "120",
+                "--lags",
+                "2",
+                "--confirm",
+                "1,8",
+                "--no-text",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     res = json.loads(out.read_text())
     from bench.synthetic import SYNTHETIC_LAG
 

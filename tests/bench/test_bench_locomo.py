@@ -23,10 +23,13 @@ def _tiny(tmp_path):
     conv = {
         "sample_id": "t",
         "conversation": {
-            "speaker_a": "A", "speaker_b": "B",
+            "speaker_a": "A",
+            "speaker_b": "B",
             "session_1_date_time": "x",
-            "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "hi there"},
-                          {"speaker": "B", "dia_id": "D1:2", "text": "look", "blip_caption": "a cat"}],
+            "session_1": [
+                {"speaker": "A", "dia_id": "D1:1", "text": "hi there"},
+                {"speaker": "B", "dia_id": "D1:2", "text": "look", "blip_caption": "a cat"},
+            ],
             "session_2_date_time": "y",
             "session_2": [{"speaker": "A", "dia_id": "D2:1", "text": "one two three"}],
             "session_3_date_time": "z",  # a date without its session: skipped

@@ -18,24 +18,44 @@ needs_data = pytest.mark.skipif(not (RAW.exists() and CHAINED.exists()), reason=
 
 def record(qid: str, sessions, dates, qtype="single-session-user", question="what?", answer="that"):
     """A LongMemEval record; ``sessions``: lists of (role, content, has_answer)."""
-    return {"question_id": qid, "question_type": qtype, "question": question, "answer": answer,
-            "question_date": "2023/06/01 (Thu) 10:00", "haystack_dates": dates,
-            "haystack_session_ids": [f"s{i}" for i in range(len(sessions))],
-            "answer_session_ids": [],
-            "haystack_sessions": [[{"role": r, "content": c, **({"has_answer": True} if h else {})} for r, c, h in s]
-                                  for s in sessions]}
+    return {
+        "question_id": qid,
+        "question_type": qtype,
+        "question": question,
+        "answer": answer,
+        "question_date": "2023/06/01 (Thu) 10:00",
+        "haystack_dates": dates,
+        "haystack_session_ids": [f"s{i}" for i in range(len(sessions))],
+        "answer_session_ids": [],
+        "haystack_sessions": [
+            [{"role": r, "content": c, **({"has_answer": True} if h else {})} for r, c, h in s] for s in sessions
+        ],
+    }
 
 
 def small_file(tmp_path, name="longmemeval_small.json"):
     records = [
-        record("b2", [[("user", "I moved to Lyon in May", True), ("assistant", "Lyon is lovely " * 30, False)],
-                      [("user", "my dog is called Rex", False), ("assistant", "Rex! " * 20, False)]],
-               ["2023/05/30 (Tue) 21:48", "2023/05/30 (Tue) 03:52"]),  # out of date order in the file
-        record("a1", [[("user", "I run 5k on Sundays", True), ("assistant", "nice " * 40, False)]],
-               ["2023/04/01 (Sat) 09:00"], qtype="multi-session"),
+        record(
+            "b2",
+            [
+                [("user", "I moved to Lyon in May", True), ("assistant", "Lyon is lovely " * 30, False)],
+                [("user", "my dog is called Rex", False), ("assistant", "Rex! " * 20, False)],
+            ],
+            ["2023/05/30 (Tue) 21:48", "2023/05/30 (Tue) 03:52"],
+        ),  # out of date order in the file
+        record(
+            "a1",
+            [[("user", "I run 5k on Sundays", True), ("assistant", "nice " * 40, False)]],
+            ["2023/04/01 (Sat) 09:00"],
+            qtype="multi-session",
+        ),
         record("c3_abs", [[("user", "nothing to find here", False)]], ["2023/01/01 (Sun) 08:00"]),
-        record("d4", [[("user", "my sister lives in Oslo", False), ("assistant", "Oslo it is", True)]],
-               ["2023/03/03 (Fri) 12:00"], qtype="single-session-assistant"),
+        record(
+            "d4",
+            [[("user", "my sister lives in Oslo", False), ("assistant", "Oslo it is", True)]],
+            ["2023/03/03 (Fri) 12:00"],
+            qtype="single-session-assistant",
+        ),
     ]
     path = tmp_path / name
     path.write_text(json.dumps(records))
@@ -95,21 +115,30 @@ def test_chain_rule_on_a_small_file(tmp_path):
 
 def test_a_record_without_evidence_keeps_its_turns_and_its_question_is_counted_as_skipped(tmp_path):
     path = tmp_path / "longmemeval_x.json"
-    path.write_text(json.dumps([record("q1", [[("user", "hello there", False)]], ["2023/01/01 (Sun) 08:00"]),
-                                record("q2", [[("user", "I live in Rome", True)]], ["2023/01/02 (Mon) 08:00"])]))
+    path.write_text(
+        json.dumps(
+            [
+                record("q1", [[("user", "hello there", False)]], ["2023/01/01 (Sun) 08:00"]),
+                record("q2", [[("user", "I live in Rome", True)]], ["2023/01/02 (Mon) 08:00"]),
+            ]
+        )
+    )
     (conv,) = locomo.load(path)
     assert len(conv.turns) == 2 and len(conv.questions) == 1 and conv.skipped_questions == 1
 
 
-@pytest.mark.parametrize("breaks, says", [
-    (lambda r: r.pop("haystack_dates"), "'haystack_dates' must be a list, got missing"),
-    (lambda r: r["haystack_dates"].append("2023/01/01 (Sun) 08:00"), "2 haystack_sessions but 3 haystack_dates"),
-    (lambda r: r["haystack_sessions"][0].append({"role": "bot", "content": "x"}), "role must be user or assistant"),
-    (lambda r: r["haystack_sessions"][1][0].pop("content"), "haystack_sessions[1][0]: 'content' must be a string"),
-    (lambda r: r.update(question_type="trivia"), "unknown question_type 'trivia'"),
-    (lambda r: r["haystack_sessions"][0][0].update(has_answer="yes"), "'has_answer' must be true or false"),
-    (lambda r: r.update(question_id=3), "'question_id' must be a string"),
-])
+@pytest.mark.parametrize(
+    "breaks, says",
+    [
+        (lambda r: r.pop("haystack_dates"), "'haystack_dates' must be a list, got missing"),
+        (lambda r: r["haystack_dates"].append("2023/01/01 (Sun) 08:00"), "2 haystack_sessions but 3 haystack_dates"),
+        (lambda r: r["haystack_sessions"][0].append({"role": "bot", "content": "x"}), "role must be user or assistant"),
+        (lambda r: r["haystack_sessions"][1][0].pop("content"), "haystack_sessions[1][0]: 'content' must be a string"),
+        (lambda r: r.update(question_type="trivia"), "unknown question_type 'trivia'"),
+        (lambda r: r["haystack_sessions"][0][0].update(has_answer="yes"), "'has_answer' must be true or false"),
+        (lambda r: r.update(question_id=3), "'question_id' must be a string"),
+    ],
+)
 def test_a_malformed_record_is_named(tmp_path, breaks, says):
     path, records = small_file(tmp_path)
     bad = copy.deepcopy(records)
@@ -123,17 +152,27 @@ def test_a_malformed_record_is_named(tmp_path, breaks, says):
 def test_a_duplicate_question_id_is_named(tmp_path):
     path, records = small_file(tmp_path)
     path.write_text(json.dumps(records + [records[1]]))
-    with pytest.raises(longmemeval.LongMemEvalError, match=r"record 4 \(question_id 'a1'\): question_id also used by record 1"):
+    with pytest.raises(
+        longmemeval.LongMemEvalError, match=r"record 4 \(question_id 'a1'\): question_id also used by record 1"
+    ):
         locomo.load(path)
 
 
 def test_the_protocol_gives_the_layer_each_turns_role(tmp_path):
-    conv = {"sample_id": "pa", "conversation": {"speaker_a": "user", "speaker_b": "assistant", "session_1": [
-        {"speaker": "user", "dia_id": "D1:1", "text": "a b c"},
-        {"speaker": "assistant", "dia_id": "D1:2", "text": "x " * 20},
-        {"speaker": "user", "dia_id": "D1:3", "text": "d e f"},
-        {"speaker": "assistant", "dia_id": "D1:4", "text": "y " * 20}]},
-        "qa": [{"question": "q", "evidence": ["D1:1", "D1:3"], "category": 4}]}
+    conv = {
+        "sample_id": "pa",
+        "conversation": {
+            "speaker_a": "user",
+            "speaker_b": "assistant",
+            "session_1": [
+                {"speaker": "user", "dia_id": "D1:1", "text": "a b c"},
+                {"speaker": "assistant", "dia_id": "D1:2", "text": "x " * 20},
+                {"speaker": "user", "dia_id": "D1:3", "text": "d e f"},
+                {"speaker": "assistant", "dia_id": "D1:4", "text": "y " * 20},
+            ],
+        },
+        "qa": [{"question": "q", "evidence": ["D1:1", "D1:3"], "category": 4}],
+    }
     path = tmp_path / "pa.json"
     path.write_text(json.dumps([conv]))
     convs = locomo.load(path)
@@ -152,8 +191,29 @@ def test_the_protocol_gives_the_layer_each_turns_role(tmp_path):
 def test_cli_prints_the_full_table_for_a_longmemeval_file(tmp_path, capsys):
     path, _ = small_file(tmp_path)
     out, plot = tmp_path / "r.json", tmp_path / "r.png"
-    assert bench_cli.main(["bench", "locomo", "--data", str(path), "--chain-size", "2", "--seeds", "0,1",
-                           "--jobs", "1", "--priors", "none", "--json", str(out), "--plot", str(plot)]) == 0
+    assert (
+        bench_cli.main(
+            [
+                "bench",
+                "locomo",
+                "--data",
+                str(path),
+                "--chain-size",
+                "2",
+                "--seeds",
+                "0,1",
+                "--jobs",
+                "1",
+                "--priors",
+                "none",
+                "--json",
+                str(out),
+                "--plot",
+                str(plot),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     res = json.loads(out.read_text())
     assert res["settings"]["kind"] == "person-assistant" and res["settings"]["budgets"] == [1000, 2000, 4000, 8000]

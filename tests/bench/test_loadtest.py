@@ -8,13 +8,21 @@ import json
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from cli.main import main
 from bench.fakes.loadtest_server import FakeOpenAIServer
 from bench.loadtest import SETTINGS, check_contract, make_service, ok, run
+from cli.main import main
 from storage.models import EvictionRow
 
-KEYS = {"exchanges", "exchanges_per_s", "p99_ms", "lost", "duplicated", "gaps", "contract_violations",
-        "errors_shown_to_users"}
+KEYS = {
+    "exchanges",
+    "exchanges_per_s",
+    "p99_ms",
+    "lost",
+    "duplicated",
+    "gaps",
+    "contract_violations",
+    "errors_shown_to_users",
+}
 
 
 def _assert_clean(report, exchanges):

@@ -19,21 +19,20 @@ from sqlalchemy import event, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
-from bench.fakes.embedder import HashEmbedder
 from assistant.errors import LLMError, LLMTimeout, StorageError
 from assistant.models.llm import LLMClient, LLMConfig
-from bench.loadtest import check_contract
 from assistant.replay import export_transcript, replay, settings_from
 from assistant.retrieval.step import CiteCheck, RetrievalConfig
 from assistant.service import ChatService
 from assistant.store import MemoryStore
+from bench.fakes.embedder import HashEmbedder
+from bench.fakes.openai_http import Drop, Hang, Raw, Status, StreamError
+from bench.loadtest import check_contract
 from memory import transcript as T
 from memory.types import MemorySettings
 from storage import repo
 from storage.db import make_engine
 from storage.models import CitationRow, EvictionRow
-
-from bench.fakes.openai_http import Drop, Hang, Raw, Status, StreamError
 
 KILLS = int(os.environ.get("LAGMEM_CRASH_KILLS", "10"))
 SETTINGS = MemorySettings(budget=150, lag=2, policy="measured")
@@ -55,7 +54,9 @@ class EchoLLM:
 
 
 def _service(url, counter, llm=None):
-    return ChatService(MemoryStore(make_engine(url, migrate=False)), llm or EchoLLM(), HashEmbedder(), counter, retrieval=NO_CHECK)
+    return ChatService(
+        MemoryStore(make_engine(url, migrate=False)), llm or EchoLLM(), HashEmbedder(), counter, retrieval=NO_CHECK
+    )
 
 
 def rows(store, conv):
@@ -86,6 +87,7 @@ def _worker(url, conv, log_path, seed, counter):  # runs in a forked child until
     svc = _service(url, counter)
     rng = random.Random(seed)
     with open(log_path, "a", encoding="utf-8") as log:
+
         def note(**entry):
             log.write(json.dumps(entry) + "\n")
             log.flush()
@@ -97,8 +99,13 @@ def _worker(url, conv, log_path, seed, counter):  # runs in a forked child until
         for j in range(10_000):
             text = f"s{seed}-m{j} " + " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 12)))
             r = svc.ask(conv, text)
-            note(user=r.user_turn, answer=r.answer_turn, content=text, cited=r.cited,
-                 evicted=[(e.turn, e.step) for e in r.evictions])
+            note(
+                user=r.user_turn,
+                answer=r.answer_turn,
+                content=text,
+                cited=r.cited,
+                evicted=[(e.turn, e.step) for e in r.evictions],
+            )
             if j % 3 == 2:
                 with svc.store.transaction(conv) as tx:
                     n = rng.randint(1, tx.layer.step)
@@ -132,8 +139,14 @@ def test_sigkill_during_exchanges_loses_nothing_committed(db_url, counter, tmp_p
         log = [json.loads(line) for line in log_path.read_text().splitlines() if line.endswith("}")]
         by_seq = {t.seq: t for t in rows(store, conv)}
         with Session(store.reader) as s:
-            cites = set(s.execute(select(CitationRow.answer_turn, CitationRow.turn).where(CitationRow.conversation_id == conv)).all())
-            evictions = set(s.execute(select(EvictionRow.turn, EvictionRow.step).where(EvictionRow.conversation_id == conv)).all())
+            cites = set(
+                s.execute(
+                    select(CitationRow.answer_turn, CitationRow.turn).where(CitationRow.conversation_id == conv)
+                ).all()
+            )
+            evictions = set(
+                s.execute(select(EvictionRow.turn, EvictionRow.step).where(EvictionRow.conversation_id == conv)).all()
+            )
         for e in (e for e in log if "user" in e):
             assert by_seq[e["user"]].role == "user" and by_seq[e["answer"]].role == "assistant"
             if "content" in e:
@@ -162,10 +175,19 @@ FAULTS = {
 
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_model_server_faults_keep_the_users_turn_and_retry_works(fault, fake_openai, db_url, counter, tmp_path):
-    llm = LLMClient(LLMConfig(backend="compatible", base_url=fake_openai.base_url, api_key="sk-fake",
-                              # 3 s: a healthy answer from the local fake arrives well within it even on a
-                              # loaded machine; the hangs above outlast it
-                              model="fake-model", timeout=3.0, max_retries=0, structured="json_object_schema"))
+    llm = LLMClient(
+        LLMConfig(
+            backend="compatible",
+            base_url=fake_openai.base_url,
+            api_key="sk-fake",
+            # 3 s: a healthy answer from the local fake arrives well within it even on a
+            # loaded machine; the hangs above outlast it
+            model="fake-model",
+            timeout=3.0,
+            max_retries=0,
+            structured="json_object_schema",
+        )
+    )
     store = MemoryStore(make_engine(db_url))
     svc = ChatService(store, llm, HashEmbedder(), counter, retrieval=NO_CHECK)
     conv = store.create("faults", MemorySettings(budget=60, lag=1))
@@ -239,7 +261,9 @@ def _read_only_url(db_url: str) -> str:
     url = make_url(db_url)
     if url.get_backend_name() == "sqlite":
         return f"sqlite:///file:{url.database}?mode=ro&uri=true"
-    return url.update_query_dict({"options": "-c default_transaction_read_only=on"}).render_as_string(hide_password=False)
+    return url.update_query_dict({"options": "-c default_transaction_read_only=on"}).render_as_string(
+        hide_password=False
+    )
 
 
 def test_a_read_only_database_is_a_clear_error_and_stays_intact(db_url, counter, tmp_path, monkeypatch):
@@ -255,8 +279,7 @@ def test_a_read_only_database_is_a_clear_error_and_stays_intact(db_url, counter,
     monkeypatch.chdir(tmp_path)
     ro = _service(_read_only_url(db_url), counter)
     assert [c.id for c in ro.store.conversations()] == [conv]  # reading works
-    for attempt in (lambda: ro.send(conv, "this cannot be stored"),
-                    lambda: ro.store.rename(conv, "new title")):
+    for attempt in (lambda: ro.send(conv, "this cannot be stored"), lambda: ro.store.rename(conv, "new title")):
         with pytest.raises(StorageError) as err:
             attempt()
         assert err.value.kind == "read_only" and "read-only" in err.value.message

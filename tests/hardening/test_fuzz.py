@@ -13,36 +13,59 @@ from hypothesis import strategies as st
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from cli.main import main
-from bench.fakes.embedder import HashEmbedder
-from bench.fakes.llm import FakeLLM
-from bench.loadtest import check_contract
 from assistant.replay import export_transcript
 from assistant.retrieval.step import CiteCheck, RetrievalConfig
 from assistant.service import ChatService, EmptyMessage, clean_text
+from bench.fakes.embedder import HashEmbedder
+from bench.fakes.llm import FakeLLM
+from bench.loadtest import check_contract
+from cli.main import main
 from memory import transcript as T
 from memory.policies import POLICIES
 from memory.types import MemorySettings
 from storage.models import CitationRow, Conversation, Turn
 
 COUNTS = {"parser": 0, "import": 0, "messages": 0}
+
+
 def fixed(n):
-    return settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    return settings(
+        max_examples=n, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    )
+
 
 # ----- saved-conversation files ------------------------------------------------------------------
 
 scalar = st.one_of(st.none(), st.booleans(), st.integers(-3, 30), st.floats(allow_nan=True), st.text(max_size=12))
-value = st.recursive(scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=6)
+value = st.recursive(
+    scalar,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
 KEYS = ["role", "content", "cites", "event", "turn", "value", "lagmem", "budget", "lag", "policy", "title", "weight"]
 obj = st.dictionaries(st.sampled_from(KEYS), value, max_size=4)
-turn = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "system"]), "content": st.text(max_size=40)},
-                             optional={"cites": st.lists(st.integers(0, 6) | st.fixed_dictionaries({"turn": st.integers(0, 6)}), max_size=3)})
-ev = st.fixed_dictionaries({"event": st.sampled_from(["pin", "unpin", "restore", "feedback"]), "turn": st.integers(0, 6)},
-                           optional={"value": st.sampled_from([-1, 1, 0.5, 2])})
-header = st.fixed_dictionaries({"lagmem": st.sampled_from([1, 1, 2])},
-                               optional={"budget": st.integers(-5, 400), "lag": st.integers(-1, 5), "title": st.text(max_size=8)})
-line = st.one_of(turn.map(json.dumps), ev.map(json.dumps), obj.map(json.dumps), header.map(json.dumps),
-                 st.text(max_size=30), st.just(""), st.just("{"), st.just("[1, 2]"))
+turn = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", "system"]), "content": st.text(max_size=40)},
+    optional={"cites": st.lists(st.integers(0, 6) | st.fixed_dictionaries({"turn": st.integers(0, 6)}), max_size=3)},
+)
+ev = st.fixed_dictionaries(
+    {"event": st.sampled_from(["pin", "unpin", "restore", "feedback"]), "turn": st.integers(0, 6)},
+    optional={"value": st.sampled_from([-1, 1, 0.5, 2])},
+)
+header = st.fixed_dictionaries(
+    {"lagmem": st.sampled_from([1, 1, 2])},
+    optional={"budget": st.integers(-5, 400), "lag": st.integers(-1, 5), "title": st.text(max_size=8)},
+)
+line = st.one_of(
+    turn.map(json.dumps),
+    ev.map(json.dumps),
+    obj.map(json.dumps),
+    header.map(json.dumps),
+    st.text(max_size=30),
+    st.just(""),
+    st.just("{"),
+    st.just("[1, 2]"),
+)
 files = st.lists(line, max_size=10).map("\n".join)
 
 
@@ -107,7 +130,9 @@ def test_import_refuses_an_unknown_policy_with_a_line_number(db_url, tmp_path):
 
 def test_import_of_a_nul_character_stores_everything_or_nothing(db_url, tmp_path, store):
     path = tmp_path / "nul.jsonl"
-    path.write_text('{"role": "user", "content": "a\\u0000b"}\n{"role": "assistant", "content": "ok"}\n', encoding="utf-8")
+    path.write_text(
+        '{"role": "user", "content": "a\\u0000b"}\n{"role": "assistant", "content": "ok"}\n', encoding="utf-8"
+    )
     try:
         main(["import", str(path), "--db", db_url])
     except SystemExit as exc:
@@ -120,7 +145,13 @@ def test_import_of_a_nul_character_stores_everything_or_nothing(db_url, tmp_path
 
 
 def _service(store, counter, llm=None):
-    return ChatService(store, llm or FakeLLM(), HashEmbedder(), counter, retrieval=RetrievalConfig(check=CiteCheck(min_similarity=None)))
+    return ChatService(
+        store,
+        llm or FakeLLM(),
+        HashEmbedder(),
+        counter,
+        retrieval=RetrievalConfig(check=CiteCheck(min_similarity=None)),
+    )
 
 
 def every_script() -> str:
@@ -139,9 +170,15 @@ def every_script() -> str:
 
 
 HOSTILE = [
-    "x" * 5, "\t tab and spaces \t", "ctrl \x01\x02\x07\x1b[31m red \x7f \u200b\u202e rtl", "lone \ud800 and \udfff surrogates",
-    "nul \x00 inside", "<script>alert(1)</script> <img src=x onerror=alert(1)> **md** [link](javascript:alert(1))",
-    every_script(), "\u2028line\u2029sep\r\nCRLF", "{\"lagmem\": 1}\n{\"event\": \"pin\", \"turn\": 1}",
+    "x" * 5,
+    "\t tab and spaces \t",
+    "ctrl \x01\x02\x07\x1b[31m red \x7f \u200b\u202e rtl",
+    "lone \ud800 and \udfff surrogates",
+    "nul \x00 inside",
+    "<script>alert(1)</script> <img src=x onerror=alert(1)> **md** [link](javascript:alert(1))",
+    every_script(),
+    "\u2028line\u2029sep\r\nCRLF",
+    '{"lagmem": 1}\n{"event": "pin", "turn": 1}',
 ]
 
 
@@ -160,7 +197,9 @@ def test_hostile_messages_are_stored_as_text_or_refused_whole(store, counter, en
     with pytest.raises(ValueError, match="limit"):
         svc.send(conv, "é" * 1_000_000)  # 1 MB of text: refused whole, nothing stored
     with Session(engine) as s:
-        got = dict(s.execute(select(Turn.seq, Turn.content).where(Turn.conversation_id == conv, Turn.role == "user")).all())
+        got = dict(
+            s.execute(select(Turn.seq, Turn.content).where(Turn.conversation_id == conv, Turn.role == "user")).all()
+        )
     assert got == dict(stored)
     assert check_contract(store, conv) == []
     T.parse(export_transcript(store, conv))  # what was stored exports to a file that parses
@@ -178,7 +217,9 @@ def test_any_text_is_stored_as_its_cleaned_self(store, counter, engine, text):
         assert not clean_text(text).strip()
         return
     with Session(engine) as s:
-        assert s.scalars(select(Turn.content).where(Turn.conversation_id == conv, Turn.seq == r.user_turn)).one() == clean_text(text)
+        assert s.scalars(
+            select(Turn.content).where(Turn.conversation_id == conv, Turn.seq == r.user_turn)
+        ).one() == clean_text(text)
     assert check_contract(store, conv) == []
 
 
@@ -193,11 +234,14 @@ def test_a_turn_larger_than_the_budget_is_shown_over_budget_then_evicted(store, 
     assert check_contract(store, conv) == []
 
 
-@pytest.mark.parametrize("reply", [
-    '{"turns": [999, 0, -3, "T77", 2.5, true]}',
-    "[T999] [T0] [T-1] [ T 4242 ]",
-    '{"turns": ["[T5000]"]} and also [T31337]',
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"turns": [999, 0, -3, "T77", 2.5, true]}',
+        "[T999] [T0] [T-1] [ T 4242 ]",
+        '{"turns": ["[T5000]"]} and also [T31337]',
+    ],
+)
 def test_fake_cite_markers_and_foreign_ids_create_no_evidence(store, counter, engine, reply):
     llm = FakeLLM()
     svc = _service(store, counter, llm)
@@ -213,13 +257,22 @@ def test_fake_cite_markers_and_foreign_ids_create_no_evidence(store, counter, en
 
 # ----- policy parameters in a file's header -------------------------------------------------------
 
-BAD_NUMBER = st.one_of(st.integers(-10**5000, 10**5000), st.integers(-3, 3), st.floats(allow_nan=True, allow_infinity=True),
-                    st.sampled_from([2.0, 0.5, 1e308, -0.0, True, None, "0.9", [0.9], {"x": 1}]), st.text(max_size=5))
+BAD_NUMBER = st.one_of(
+    st.integers(-(10**5000), 10**5000),
+    st.integers(-3, 3),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([2.0, 0.5, 1e308, -0.0, True, None, "0.9", [0.9], {"x": 1}]),
+    st.text(max_size=5),
+)
 PARAM_NAMES = sorted({name for cls in POLICIES.values() for name in cls.param_specs()}) + ["surprise"]
 policy_header = st.fixed_dictionaries(
-    {"lagmem": st.just(1), "policy": st.sampled_from(["measured", "window", "accumulate", "lru", "fifo"]),
-     "policy_params": st.dictionaries(st.sampled_from(PARAM_NAMES), BAD_NUMBER, max_size=3)},
-    optional={"budget": BAD_NUMBER, "lag": BAD_NUMBER, "low_watermark": BAD_NUMBER, "pin_share": BAD_NUMBER})
+    {
+        "lagmem": st.just(1),
+        "policy": st.sampled_from(["measured", "window", "accumulate", "lru", "fifo"]),
+        "policy_params": st.dictionaries(st.sampled_from(PARAM_NAMES), BAD_NUMBER, max_size=3),
+    },
+    optional={"budget": BAD_NUMBER, "lag": BAD_NUMBER, "low_watermark": BAD_NUMBER, "pin_share": BAD_NUMBER},
+)
 
 
 def _dumps_big(obj) -> str:
@@ -240,7 +293,9 @@ def test_header_policy_parameters_are_checked_at_the_edge_or_work(header):
     """A header is refused on line 1 with a reason, or the conversation it sets up survives
     evictions (a bad parameter must not import fine and break the first eviction)."""
     COUNTS["header"] = COUNTS.get("header", 0) + 1
-    text = _dumps_big(header) + "\n" + "\n".join(json.dumps({"role": "user", "content": "word " * 30}) for _ in range(6))
+    text = (
+        _dumps_big(header) + "\n" + "\n".join(json.dumps({"role": "user", "content": "word " * 30}) for _ in range(6))
+    )
     try:
         t = T.parse(text)
     except T.TranscriptError as exc:
@@ -257,13 +312,22 @@ def test_header_policy_parameters_are_checked_at_the_edge_or_work(header):
 
 
 def test_import_of_bad_policy_parameters_stores_nothing(db_url, tmp_path, store):
-    bad = ['{"decay": 1' + "0" * 4200 + "}", '{"decay": "0.9"}', '{"window": 2.0}', '{"decay": NaN}', '{"size_power": 1e300}',
-           '{"need_size_power": 1e6}', '{"need": -1000}']
+    bad = [
+        '{"decay": 1' + "0" * 4200 + "}",
+        '{"decay": "0.9"}',
+        '{"window": 2.0}',
+        '{"decay": NaN}',
+        '{"size_power": 1e300}',
+        '{"need_size_power": 1e6}',
+        '{"need": -1000}',
+    ]
     for params in bad:
         policy = "window" if "window" in params else "measured"
         path = tmp_path / "bad.jsonl"
-        path.write_text(f'{{"lagmem": 1, "policy": "{policy}", "policy_params": {params}}}\n{{"role": "user", "content": "hi"}}\n',
-                        encoding="utf-8")
+        path.write_text(
+            f'{{"lagmem": 1, "policy": "{policy}", "policy_params": {params}}}\n{{"role": "user", "content": "hi"}}\n',
+            encoding="utf-8",
+        )
         with pytest.raises(SystemExit, match="line 1"):
             main(["import", str(path), "--db", db_url])
     assert store.conversations() == []
@@ -276,8 +340,13 @@ model_output = st.one_of(
     st.integers(1, 30_000).map(lambda n: "[" * n),
     st.integers(1, 30_000).map(lambda n: '{"turns": ' + "[" * n + "1" + "]" * n + "}"),
     st.integers(1, 5).map(lambda n: "[T1] " * (4000 * n)),
-    st.recursive(scalar, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["turns", "ids", "x"]), inner, max_size=2),
-                 max_leaves=20).map(json.dumps),
+    st.recursive(
+        scalar,
+        lambda inner: (
+            st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["turns", "ids", "x"]), inner, max_size=2)
+        ),
+        max_leaves=20,
+    ).map(json.dumps),
 )
 
 

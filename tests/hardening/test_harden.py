@@ -14,12 +14,12 @@ from assistant.replay import export_transcript, replay, settings_from
 from assistant.service import ChatService
 from assistant.store import MemoryStore, NotFound, OwnerScope
 from bench.fakes.embedder import HashEmbedder
+from bench.fakes.llm import FakeLLM
 from cli.main import main
 from memory import transcript as T
 from memory.types import MemorySettings
 from storage.db import make_engine
 from storage.models import Conversation, Turn
-from bench.fakes.llm import FakeLLM
 
 
 def _count(store, model, **where) -> int:
@@ -136,7 +136,9 @@ def test_another_users_exchange_completes_while_a_large_import_is_being_written(
 
     def run_import():
         try:
-            result["log"] = replay(importer, _big(20_000), counter, MemorySettings(budget=10**6), owner="ana", atomic=True)
+            result["log"] = replay(
+                importer, _big(20_000), counter, MemorySettings(budget=10**6), owner="ana", atomic=True
+            )
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             result["error"] = exc
             first_chunk.set()
@@ -176,7 +178,9 @@ def test_an_import_that_fails_while_writing_leaves_nothing(store, counter, monke
 
 
 def test_an_import_gives_the_same_conversation_as_a_replay_line_by_line(store, counter):
-    t = T.parse((__import__("pathlib").Path(__file__).parents[1] / "conversations" / "pins.jsonl").read_text(encoding="utf-8"))
+    t = T.parse(
+        (__import__("pathlib").Path(__file__).parents[1] / "conversations" / "pins.jsonl").read_text(encoding="utf-8")
+    )
     settings = settings_from(t.header)
     slow = replay(store, t, counter, settings).conversation_id
     fast = replay(store, t, counter, settings, atomic=True).conversation_id
@@ -184,13 +188,30 @@ def test_an_import_gives_the_same_conversation_as_a_replay_line_by_line(store, c
     a, b = store.view(slow), store.view(fast)
     assert a.layer.snapshot() == b.layer.snapshot()
     assert [r.as_dict() for r in a.evictions] == [r.as_dict() for r in b.evictions]
-    assert [(e.kind, e.turn, e.step, e.detail) for e in a.events] == [(e.kind, e.turn, e.step, e.detail) for e in b.events]
+    assert [(e.kind, e.turn, e.step, e.detail) for e in a.events] == [
+        (e.kind, e.turn, e.step, e.detail) for e in b.events
+    ]
 
 
 def test_a_stale_pending_import_is_swept(store, counter):
     conv = store.begin_import("cut off by a crash", MemorySettings())
-    store.write_rows("turns", [dict(conversation_id=conv.id, seq=1, role="user", content="x", tokens=1, state="active",
-                                    pinned=False, protected_since=1, incomplete=False, created_at=conv.created_at)])
+    store.write_rows(
+        "turns",
+        [
+            dict(
+                conversation_id=conv.id,
+                seq=1,
+                role="user",
+                content="x",
+                tokens=1,
+                state="active",
+                pinned=False,
+                protected_since=1,
+                incomplete=False,
+                created_at=conv.created_at,
+            )
+        ],
+    )
     assert store.sweep_imports(older_than_seconds=3600) == 0
     assert store.sweep_imports(older_than_seconds=0) == 1
     assert _count(store, Conversation) == 0 and _count(store, Turn) == 0
@@ -236,7 +257,9 @@ def test_interleaved_tabs_each_get_their_answer_once(store, counter):
     with pytest.raises(AlreadyAnswered):
         stale.run()
     with store.engine.connect() as c:
-        rows = c.execute(select(Turn.seq, Turn.role, Turn.reply_to).where(Turn.conversation_id == conv).order_by(Turn.seq)).all()
+        rows = c.execute(
+            select(Turn.seq, Turn.role, Turn.reply_to).where(Turn.conversation_id == conv).order_by(Turn.seq)
+        ).all()
     assert [tuple(r) for r in rows] == [(1, "user", None), (2, "user", None), (3, "assistant", 1), (4, "assistant", 2)]
 
 
@@ -285,12 +308,18 @@ class CountingEmbedder(HashEmbedder):
 
 def _vectors(store, conv):
     with store.engine.connect() as c:
-        return c.execute(select(Turn.seq, Turn.embedding_model, Turn.embedding_dim).where(Turn.conversation_id == conv)
-                         .order_by(Turn.seq)).all()
+        return c.execute(
+            select(Turn.seq, Turn.embedding_model, Turn.embedding_dim)
+            .where(Turn.conversation_id == conv)
+            .order_by(Turn.seq)
+        ).all()
 
 
 def test_imported_turns_are_embedded_once_and_again_only_for_another_model(store, counter):
-    lines = [f'{{"role": "{"user" if i % 2 == 0 else "assistant"}", "content": "imported turn {i} on topic {i}"}}' for i in range(12)]
+    lines = [
+        f'{{"role": "{"user" if i % 2 == 0 else "assistant"}", "content": "imported turn {i} on topic {i}"}}'
+        for i in range(12)
+    ]
     conv = replay(store, T.parse("\n".join(lines)), counter, MemorySettings(budget=10**6), atomic=True).conversation_id
     assert {m for _, m, _ in _vectors(store, conv)} == {None}  # an import stores no vectors
 
@@ -314,13 +343,21 @@ def test_imported_turns_are_embedded_once_and_again_only_for_another_model(store
 
 
 def test_model_output_past_the_cap_is_a_bad_response(fake_openai, monkeypatch):
-    from assistant.models import llm
     from assistant.errors import BadResponse
+    from assistant.models import llm
     from bench.fakes.openai_http import Text
 
     monkeypatch.setattr(llm, "MAX_OUTPUT_CHARS", 100)
-    client = llm.LLMClient(llm.LLMConfig(backend="compatible", base_url=fake_openai.base_url, api_key="sk-fake",
-                                         model="fake-model", timeout=2.0, max_retries=0))
+    client = llm.LLMClient(
+        llm.LLMConfig(
+            backend="compatible",
+            base_url=fake_openai.base_url,
+            api_key="sk-fake",
+            model="fake-model",
+            timeout=2.0,
+            max_retries=0,
+        )
+    )
     messages = [{"role": "user", "content": "hi"}]
     fake_openai.reply("x" * 100, "y" * 101)
     assert client.complete(messages) == "x" * 100

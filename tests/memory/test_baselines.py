@@ -36,8 +36,13 @@ def test_userfirst_ignores_citations():
 
 def test_userfirst_counts_age_from_entering_memory_like_fifo():
     def at_budget(layer, budget):  # a settings change rebuilds the layer from its state, as the app does
-        return MemoryLayer.from_state(MemorySettings(budget=budget, lag=0, policy="userfirst"), layer.turns(),
-                                      layer.citations(), layer.feedback_values(), step=layer.step)
+        return MemoryLayer.from_state(
+            MemorySettings(budget=budget, lag=0, policy="userfirst"),
+            layer.turns(),
+            layer.citations(),
+            layer.feedback_values(),
+            step=layer.step,
+        )
 
     layer = MemoryLayer(MemorySettings(budget=30, lag=0, policy="userfirst"))
     for role in ("assistant", "assistant", "user"):

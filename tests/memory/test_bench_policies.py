@@ -12,8 +12,10 @@ NEUTRAL = dict(decay=1.0, prior_decay=1.0, background=0.0, size_power=0.0, densi
 def test_measured_neutral_ranks_like_accumulate():
     rng = random.Random(3)
     for _ in range(20):
-        layers = [MemoryLayer(MemorySettings(budget=10**9, lag=0), make_policy(p, **kw))
-                  for p, kw in (("accumulate", {}), ("measured", NEUTRAL))]
+        layers = [
+            MemoryLayer(MemorySettings(budget=10**9, lag=0), make_policy(p, **kw))
+            for p, kw in (("accumulate", {}), ("measured", NEUTRAL))
+        ]
         for _ in range(40):
             tokens = rng.randint(1, 50)
             cites = rng.sample(range(1, layers[0].step + 2), min(3, layers[0].step + 1))
@@ -47,5 +49,7 @@ def test_cached_fold_equals_a_fresh_rebuild_bit_for_bit():
             lay.feedback(rng.randint(1, lay.step), rng.choice([-1.0, 1.0]))
         lay.enforce_budget()
         if step % 50 == 49:
-            copy = MemoryLayer.from_state(lay.settings, lay.turns(), lay.citations(), lay.feedback_values(), step=lay.step)
+            copy = MemoryLayer.from_state(
+                lay.settings, lay.turns(), lay.citations(), lay.feedback_values(), step=lay.step
+            )
             assert copy.importance() == lay.importance()

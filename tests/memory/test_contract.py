@@ -12,8 +12,12 @@ from memory.types import MemorySettings, PinRefused
 # one operation: ("turn", tokens, cites, role) | ("pin", k) | ("unpin", k) | ("restore", k) | ("feedback", k, v);
 # roles vary so the rules that read them (userfirst) are exercised, not only their user-only path
 op = st.one_of(
-    st.tuples(st.just("turn"), st.integers(0, 60), st.lists(st.integers(1, 80), max_size=4),
-              st.sampled_from(["user", "assistant", "system"])),
+    st.tuples(
+        st.just("turn"),
+        st.integers(0, 60),
+        st.lists(st.integers(1, 80), max_size=4),
+        st.sampled_from(["user", "assistant", "system"]),
+    ),
     st.tuples(st.just("pin"), st.integers(1, 80)),
     st.tuples(st.just("unpin"), st.integers(1, 80)),
     st.tuples(st.just("restore"), st.integers(1, 80)),

@@ -118,7 +118,9 @@ def test_cites_of_turns_not_offered_or_not_in_memory_are_dropped_and_counted():
 
 
 def test_negative_feedback_removes_the_weight_of_that_answer_s_citations():
-    lay = layer(budget=1000, policy="measured", policy_params={"decay": 1.0, "prior": 0.0, "background": 0.0, "density": 0.0})
+    lay = layer(
+        budget=1000, policy="measured", policy_params={"decay": 1.0, "prior": 0.0, "background": 0.0, "density": 0.0}
+    )
     fill(lay, [1, 1, 1])
     lay.cite([1], answer_turn=3)
     lay.cite([2], answer_turn=3)
@@ -220,7 +222,12 @@ def test_each_record_names_its_cause_and_the_reason_says_it_in_the_old_words():
     (r,) = lay.restore(1, cause="auto_restore")  # the second chance reads as a restore
     assert (r.turn, r.cause, r.cause_turn, r.reason) == (2, "auto_restore", 1, "over budget after restore of turn 1")
     (r,) = lay.pin(2)
-    assert (r.turn, r.cause, r.cause_turn, r.reason) == (1, "pin", 2, "over budget after pin of turn 2")  # tie: older first
+    assert (r.turn, r.cause, r.cause_turn, r.reason) == (
+        1,
+        "pin",
+        2,
+        "over budget after pin of turn 2",
+    )  # tie: older first
     lay.add_turn("user", 10)
     (r,) = lay.enforce_budget()
     assert (r.cause, r.cause_turn, r.reason) == ("budget", None, "over budget at step 4")

@@ -62,7 +62,9 @@ def test_exported_logistic_predicts_what_scikit_learn_predicts():
     cols = [FEATURES.index(n) for n in NAMES]
     X_train = np.vstack([t.X[:, cols] for t in tables[:2]])
     mean, std = X_train.mean(0), X_train.std(0)
-    reference = LogisticRegression(C=0.3, max_iter=5000).fit((X_train - mean) / std, np.concatenate([t.y for t in tables[:2]]))
+    reference = LogisticRegression(C=0.3, max_iter=5000).fit(
+        (X_train - mean) / std, np.concatenate([t.y for t in tables[:2]])
+    )
     X = tables[2].X[:, cols]
     expected = reference.predict_proba((X - mean) / std)[:, 1]
     assert model.predict_many(X) == pytest.approx(expected, abs=1e-9)
@@ -70,8 +72,11 @@ def test_exported_logistic_predicts_what_scikit_learn_predicts():
 
 
 def test_the_choice_is_made_by_held_out_log_loss():
-    rows = [{"model": "simple", "log_loss": 0.450}, {"model": "richer", "log_loss": 0.4495},
-            {"model": "richest", "log_loss": 0.4470}]
+    rows = [
+        {"model": "simple", "log_loss": 0.450},
+        {"model": "richer", "log_loss": 0.4495},
+        {"model": "richest", "log_loss": 0.4470},
+    ]
     assert need_train.choose(rows)["model"] == "richest"  # gains more than SIMPLER_BY over "simple"
     rows[2]["log_loss"] = 0.4485
     assert need_train.choose(rows)["model"] == "simple"  # within SIMPLER_BY: the simplest wins
@@ -96,7 +101,13 @@ def test_a_bad_tree_file_is_refused_with_the_reason():
 def test_novelty_counts_content_words_the_recent_turns_did_not_use():
     ctx = ArrivalContext()
     first = ctx.features("I adopted a beagle named Oscar in Boston.")
-    assert content_words("I adopted a beagle named Oscar in Boston.") == {"adopted", "beagle", "named", "oscar", "boston"}
+    assert content_words("I adopted a beagle named Oscar in Boston.") == {
+        "adopted",
+        "beagle",
+        "named",
+        "oscar",
+        "boston",
+    }
     assert first["log_new_words"] == pytest.approx(math.log(6)) and first["frac_new"] == 1.0
     again = ctx.features("Oscar the beagle loves Boston!")  # only "loves" is new
     assert again["log_new_words"] == pytest.approx(math.log(2)) and again["frac_new"] == pytest.approx(1 / 4)
@@ -108,9 +119,11 @@ def test_novelty_counts_content_words_the_recent_turns_did_not_use():
 
 
 def test_the_product_computes_a_prior_without_scikit_learn():
-    code = ("import sys; from assistant import need; "
-            "p = need.prior_for('I moved to Boston in May 2022.', [need.Previous('Hi!')]); "
-            "assert 0 < p < 1; print('sklearn' in sys.modules)")
+    code = (
+        "import sys; from assistant import need; "
+        "p = need.prior_for('I moved to Boston in May 2022.', [need.Previous('Hi!')]); "
+        "assert 0 < p < 1; print('sklearn' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

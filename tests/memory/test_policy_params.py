@@ -19,8 +19,12 @@ from memory.layer import MemoryLayer
 from memory.policies import POLICIES, Measured, make_policy
 from memory.types import MemorySettings, PinRefused
 
-ENDS = [(policy, name, end) for policy, cls in POLICIES.items() for name, spec in cls.param_specs().items()
-        for end in ("low", "high")]
+ENDS = [
+    (policy, name, end)
+    for policy, cls in POLICIES.items()
+    for name, spec in cls.param_specs().items()
+    for end in ("low", "high")
+]
 EVICTIONS = 200
 MAX_STEPS = 1500
 
@@ -29,12 +33,14 @@ HUGE_TOKENS = [0, 1, 5_000, 10**6]
 # the need estimator's probability, the edges included (0 and the smallest positive float)
 EDGE_PRIORS = [None, 0.0, 5e-324, 1e-300, 1.0]
 WEIGHTS = [1.0, 1.0, 0.5, 1e-6, 1e6]  # a file's cites weigh up to 1e6
-profile = st.fixed_dictionaries({
-    "budget": st.integers(50, 400),
-    "lag": st.integers(0, 6),
-    "pin_share": st.sampled_from([0.0, 0.3]),
-    "feedback": st.sampled_from([-1.0, 0.5, 1.0]),
-})
+profile = st.fixed_dictionaries(
+    {
+        "budget": st.integers(50, 400),
+        "lag": st.integers(0, 6),
+        "pin_share": st.sampled_from([0.0, 0.3]),
+        "feedback": st.sampled_from([-1.0, 0.5, 1.0]),
+    }
+)
 
 
 def test_every_parameter_of_every_policy_is_declared_with_a_range():
@@ -57,8 +63,9 @@ def test_each_parameter_at_either_end_of_its_range_survives_200_evictions(policy
     rnd = random.Random(seed)
     spec = POLICIES[policy].param_specs()[name]
     value = spec.kind(getattr(spec, end))
-    settings_ = MemorySettings(budget=cfg["budget"], lag=cfg["lag"], policy=policy, pin_share=cfg["pin_share"],
-                               policy_params={name: value})
+    settings_ = MemorySettings(
+        budget=cfg["budget"], lag=cfg["lag"], policy=policy, pin_share=cfg["pin_share"], policy_params={name: value}
+    )
     layer = MemoryLayer(settings_)
     evictions = 0
     while evictions < EVICTIONS and layer.step < MAX_STEPS:
@@ -99,14 +106,20 @@ def _check_contract(layer: MemoryLayer, records) -> int:
     return len(records)
 
 
-@pytest.mark.parametrize(("params", "named"), [
-    ({"need_size_power": 1e6}, "'need_size_power' must be a number in [0, 8]"),
-    ({"need": -1000}, "'need' must be a number in [0, 8]"),
-    ({"need_weight": -1.0}, "'need_weight' must be a number in [0, 1000]"),
-    ({"citations": 1e9}, "'citations' must be a number in [0, 1000]"),
-])
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        ({"need_size_power": 1e6}, "'need_size_power' must be a number in [0, 8]"),
+        ({"need": -1000}, "'need' must be a number in [0, 8]"),
+        ({"need_weight": -1.0}, "'need_weight' must be a number in [0, 1000]"),
+        ({"citations": 1e9}, "'citations' must be a number in [0, 1000]"),
+    ],
+)
 def test_a_header_with_a_parameter_out_of_range_is_refused_on_line_1(params, named):
-    text = json.dumps({"lagmem": 1, "policy": "measured", "policy_params": params}) + '\n{"role": "user", "content": "hi"}\n'
+    text = (
+        json.dumps({"lagmem": 1, "policy": "measured", "policy_params": params})
+        + '\n{"role": "user", "content": "hi"}\n'
+    )
     with pytest.raises(T.TranscriptError) as caught:
         T.parse(text)
     assert caught.value.line == 1 and named in caught.value.reason

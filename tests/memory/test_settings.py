@@ -19,7 +19,9 @@ SOME = [
 @pytest.mark.parametrize("settings", SOME)
 def test_to_dict_then_from_dict_gives_the_same_settings(settings):
     data = settings.to_dict()
-    assert list(data) == ["budget", "lag", "policy", "low_watermark", "pin_share", "policy_params"] == list(SETTING_KEYS)
+    assert (
+        list(data) == ["budget", "lag", "policy", "low_watermark", "pin_share", "policy_params"] == list(SETTING_KEYS)
+    )
     assert MemorySettings.from_dict(data) == settings
     assert MemorySettings.of(SimpleNamespace(**data, title="a row has more columns")) == settings
 
@@ -36,21 +38,26 @@ def test_from_dict_takes_what_is_missing_from_the_defaults_and_ignores_other_key
     defaults = MemorySettings(budget=700, lag=2, policy="window", policy_params={"window": 5})
     header = {"lagmem": 1, "title": "trip", "lag": 6, "low_watermark": 1, "pin_share": 0}
     got = MemorySettings.from_dict(header, defaults=defaults)
-    assert got == MemorySettings(budget=700, lag=6, policy="window", low_watermark=1.0, pin_share=0.0, policy_params={"window": 5})
+    assert got == MemorySettings(
+        budget=700, lag=6, policy="window", low_watermark=1.0, pin_share=0.0, policy_params={"window": 5}
+    )
     assert type(got.low_watermark) is float and type(got.pin_share) is float  # as a header's 1 and 0 were stored before
     # another policy in the data: the defaults' parameters belong to theirs, not to it
     assert MemorySettings.from_dict({"policy": "measured"}, defaults=defaults).policy_params == {}
     assert MemorySettings.from_dict({}).to_dict() == MemorySettings().to_dict()
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    ({"budget": "600"}, "budget must be an integer"),
-    ({"budget": True}, "budget must be an integer"),
-    ({"low_watermark": 10**400}, "low_watermark must be in"),  # refused by range, before any float()
-    ({"pin_share": "half"}, "pin_share must be a number"),
-    ({"policy_params": [1]}, "policy_params must be an object"),
-    ({"lag": -1}, "lag must be between 0"),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"budget": "600"}, "budget must be an integer"),
+        ({"budget": True}, "budget must be an integer"),
+        ({"low_watermark": 10**400}, "low_watermark must be in"),  # refused by range, before any float()
+        ({"pin_share": "half"}, "pin_share must be a number"),
+        ({"policy_params": [1]}, "policy_params must be an object"),
+        ({"lag": -1}, "lag must be between 0"),
+    ],
+)
 def test_from_dict_refuses_bad_values_with_the_setting_named(data, message):
     with pytest.raises(ValueError, match=message):
         MemorySettings.from_dict(data)

@@ -51,7 +51,11 @@ def test_unicode_line_separators_inside_content_survive():
         (['{"role": "robot", "content": "a"}'], 1, "role must be one of"),
         (['{"role": "user", "content": 5}'], 1, "needs 'content'"),
         (['{"role": "user", "content": "a", "cites": [1]}'], 1, "not an earlier turn"),
-        (['{"role": "user", "content": "a"}', '{"role": "user", "content": "b", "cites": ["1"]}'], 2, "must name a turn"),
+        (
+            ['{"role": "user", "content": "a"}', '{"role": "user", "content": "b", "cites": ["1"]}'],
+            2,
+            "must name a turn",
+        ),
         (['{"event": "pin", "turn": 1}'], 1, "only 0 turns exist"),
         (['{"role": "user", "content": "a"}', '{"event": "explode", "turn": 1}'], 2, "unknown event"),
         (['{"role": "user", "content": "a"}', '{"event": "feedback", "turn": 1, "value": 7}'], 2, "between -1 and 1"),
@@ -72,7 +76,14 @@ def test_malformed_lines_are_refused_with_line_and_reason(lines, line, reason):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.text(max_size=40), st.from_regex(r'\{"(role|event|lagmem|turn|cites)": .{0,20}\}', fullmatch=True)), max_size=8))
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=40), st.from_regex(r'\{"(role|event|lagmem|turn|cites)": .{0,20}\}', fullmatch=True)
+        ),
+        max_size=8,
+    )
+)
 def test_fuzzed_files_parse_or_fail_with_a_line_number(lines):
     text = "\n".join(lines)
     try:

@@ -61,10 +61,10 @@ class TurnByTurn(Measured):
             s = u + v
             size = max(t.tokens, 1) / mean if sized else 1.0
             if self.prior:
-                fade = self.prior_decay ** age if self.prior_decay != 1.0 else 1.0
-                s += self.prior * (size ** self.size_power if self.size_power else 1.0) * trust[k] * fade
+                fade = self.prior_decay**age if self.prior_decay != 1.0 else 1.0
+                s += self.prior * (size**self.size_power if self.size_power else 1.0) * trust[k] * fade
             if self.density:
-                s /= size ** self.density
+                s /= size**self.density
             out[k] = s
         return out
 
@@ -97,7 +97,9 @@ def test_vectorised_measured_equals_the_turn_by_turn_loop(seed):
             out = [lay.add_turn("user", tokens).number, lay.cite(cites, answer_turn=answer)]
             try:
                 if roll < 0.1:
-                    lay.feedback(random.Random(step).randint(0, step), -1.0 if roll < 0.04 else -0.5 if roll < 0.06 else 1.0)
+                    lay.feedback(
+                        random.Random(step).randint(0, step), -1.0 if roll < 0.04 else -0.5 if roll < 0.06 else 1.0
+                    )
                 elif roll < 0.13:
                     out.append(lay.pin(target))
                 elif roll < 0.16:
@@ -114,5 +116,14 @@ def test_vectorised_measured_equals_the_turn_by_turn_loop(seed):
             got.append(out)
         assert got[0] == got[1], step
         if step % 100 == 99:  # rebuilt layers (no caches, turns in number order) agree too
-            fast, slow = (MemoryLayer.from_state(settings, lay.turns(), lay.citations(), lay.feedback_values(),
-                                                 step=lay.step, policy=type(lay.policy)(**knobs)) for lay in (fast, slow))
+            fast, slow = (
+                MemoryLayer.from_state(
+                    settings,
+                    lay.turns(),
+                    lay.citations(),
+                    lay.feedback_values(),
+                    step=lay.step,
+                    policy=type(lay.policy)(**knobs),
+                )
+                for lay in (fast, slow)
+            )

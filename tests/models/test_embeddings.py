@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.fakes.embedder import HashEmbedder
 from assistant.models.embeddings import (
     MODEL_NAME,
     Embedder,
@@ -21,6 +20,7 @@ from assistant.models.embeddings import (
     pack_vector,
     unpack_vector,
 )
+from bench.fakes.embedder import HashEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,8 +40,10 @@ def test_loaded_once_even_when_raced(embedder):
     assert all(e is embedder for e in got)
     assert isinstance(embedder, Embedder)
     assert embedder.model_name == MODEL_NAME and embedder.dim == 384
-    assert embedder.threads == int(os.environ.get("LAGMEM_EMBED_THREADS", "1") or 1) or \
-        os.environ.get("LAGMEM_EMBED_THREADS") == "0"
+    assert (
+        embedder.threads == int(os.environ.get("LAGMEM_EMBED_THREADS", "1") or 1)
+        or os.environ.get("LAGMEM_EMBED_THREADS") == "0"
+    )
 
 
 def test_vectors_are_normalized_float32(embedder):
@@ -56,8 +58,8 @@ def test_vectors_are_normalized_float32(embedder):
 
 def test_similarity_follows_meaning(embedder):
     message, related, unrelated = embedder.encode(
-        ["When does my flight to Lisbon leave?", "I'm flying to Lisbon on May 3rd.",
-         "My cat likes tuna."])
+        ["When does my flight to Lisbon leave?", "I'm flying to Lisbon on May 3rd.", "My cat likes tuna."]
+    )
     # unit vectors: cosine similarity is the dot product
     assert float(message @ related) > 0.5 > 0.2 > float(message @ unrelated)
 
@@ -124,10 +126,12 @@ OFFLINE_SCRIPT = textwrap.dedent(
 def test_loads_with_network_unreachable(tmp_path):
     """A fresh process with an empty home (no HF cache), proxies dead and sockets refused."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
-    env.update(HOME=str(tmp_path), HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9",
-               PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-c", OFFLINE_SCRIPT], env=env, capture_output=True,
-                          text=True, timeout=180, cwd=ROOT)
+    env.update(
+        HOME=str(tmp_path), HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9", PYTHONPATH=str(ROOT)
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", OFFLINE_SCRIPT], env=env, capture_output=True, text=True, timeout=180, cwd=ROOT
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out == {"calls": [], "shape": [1, 384]}

@@ -24,8 +24,8 @@ from assistant.errors import (
     RateLimited,
     ServerUnreachable,
 )
-from bench.fakes.llm import FakeLLM
 from assistant.models.llm import LLMClient, LLMConfig, make_llm
+from bench.fakes.llm import FakeLLM
 from bench.fakes.openai_http import (
     Drop,
     FakeOpenAI,
@@ -40,8 +40,14 @@ MESSAGES = [{"role": "user", "content": "hello"}]
 
 
 def client_for(server: FakeOpenAI, **overrides) -> LLMClient:
-    cfg = dict(backend="compatible", base_url=server.base_url, api_key="sk-fake",
-               model="fake-model", timeout=1.0, max_retries=2)
+    cfg = dict(
+        backend="compatible",
+        base_url=server.base_url,
+        api_key="sk-fake",
+        model="fake-model",
+        timeout=1.0,
+        max_retries=2,
+    )
     cfg.update(overrides)
     return LLMClient(LLMConfig(**cfg))
 
@@ -51,8 +57,15 @@ def client_for(server: FakeOpenAI, **overrides) -> LLMClient:
 
 @pytest.fixture
 def clean_env(monkeypatch):
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LAGMEM_MODEL", "LAGMEM_LLM",
-                 "LAGMEM_STRUCTURED", "LAGMEM_LLM_TIMEOUT", "LAGMEM_LLM_RETRIES"):
+    for name in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "LAGMEM_MODEL",
+        "LAGMEM_LLM",
+        "LAGMEM_STRUCTURED",
+        "LAGMEM_LLM_TIMEOUT",
+        "LAGMEM_LLM_RETRIES",
+    ):
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
 
@@ -80,10 +93,13 @@ def test_key_alone_means_openai_with_default_model(clean_env):
     assert client.structured == "json_schema" and client.model
 
 
-@pytest.mark.parametrize("url,backend", [
-    ("http://127.0.0.1:11434/v1", "compatible"),
-    ("https://api.openai.com/v1", "openai"),
-])
+@pytest.mark.parametrize(
+    "url,backend",
+    [
+        ("http://127.0.0.1:11434/v1", "compatible"),
+        ("https://api.openai.com/v1", "openai"),
+    ],
+)
 def test_base_url_decides_backend(clean_env, url, backend):
     clean_env.setenv("OPENAI_BASE_URL", url)
     clean_env.setenv("LAGMEM_MODEL", "m")
@@ -128,8 +144,7 @@ def test_complete_sends_the_request_users_expect(openai_env):
     client = make_llm()
     assert client.backend == "compatible"
     fmt = {"type": "json_object", "schema": {"type": "object"}}
-    text = client.complete(MESSAGES, response_format=fmt, extra_body={"grammar": "root ::= \"x\""},
-                           max_tokens=17)
+    text = client.complete(MESSAGES, response_format=fmt, extra_body={"grammar": 'root ::= "x"'}, max_tokens=17)
     assert text == "Hi there."
     (req,) = openai_env.completions
     assert req.body["model"] == "fake-model"
@@ -200,8 +215,7 @@ def test_rate_limit_past_retries_is_rate_limited(fake_openai):
 
 
 def test_quota_exhaustion_says_so(fake_openai):
-    fake_openai.fail(429, "You exceeded your current quota", times=1,
-                     error_code="insufficient_quota")
+    fake_openai.fail(429, "You exceeded your current quota", times=1, error_code="insufficient_quota")
     with pytest.raises(RateLimited, match="quota"):
         client_for(fake_openai, max_retries=0).complete(MESSAGES)
 
@@ -222,10 +236,13 @@ def test_stream_start_is_retried_on_429(fake_openai):
 # ----------------------------------------------------------------------------- error mapping
 
 
-@pytest.mark.parametrize("message,code", [
-    ("This model's maximum context length is 8192 tokens.", "context_length_exceeded"),
-    ("Requested tokens (3000) exceed context window of 2048", None),  # llama-cpp-python
-])
+@pytest.mark.parametrize(
+    "message,code",
+    [
+        ("This model's maximum context length is 8192 tokens.", "context_length_exceeded"),
+        ("Requested tokens (3000) exceed context window of 2048", None),  # llama-cpp-python
+    ],
+)
 def test_context_too_long(fake_openai, message, code):
     fake_openai.fail(400, message, error_code=code)
     with pytest.raises(ContextTooLong) as info:
@@ -236,8 +253,13 @@ def test_context_too_long(fake_openai, message, code):
 
 def test_a_model_that_takes_only_its_default_temperature_is_asked_again_without_one(fake_openai):
     """OpenAI's reasoning models answer a temperature with HTTP 400 (param "temperature")."""
-    refusal = Status(400, "Unsupported value: 'temperature' does not support 0.0 with this model. "
-                     "Only the default (1) value is supported.", error_code="unsupported_value", param="temperature")
+    refusal = Status(
+        400,
+        "Unsupported value: 'temperature' does not support 0.0 with this model. "
+        "Only the default (1) value is supported.",
+        error_code="unsupported_value",
+        param="temperature",
+    )
     fake_openai.responder = lambda req: refusal if "temperature" in (req.body or {}) else "no temperature sent"
     client = client_for(fake_openai, max_retries=0)
     assert client.complete(MESSAGES) == "no temperature sent"
@@ -276,8 +298,9 @@ def test_unreachable_server():
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    client = LLMClient(LLMConfig(backend="compatible", base_url=f"http://127.0.0.1:{port}/v1",
-                                 model="m", timeout=1.0, max_retries=0))
+    client = LLMClient(
+        LLMConfig(backend="compatible", base_url=f"http://127.0.0.1:{port}/v1", model="m", timeout=1.0, max_retries=0)
+    )
     with pytest.raises(ServerUnreachable) as info:
         client.complete(MESSAGES)
     assert isinstance(info.value.__cause__, openai.APIConnectionError)
@@ -308,12 +331,15 @@ def test_stream_hanging_mid_answer_times_out(fake_openai):
     assert "".join(got) == "partia"  # two 3-character chunks, then silence
 
 
-@pytest.mark.parametrize("body", [
-    b"{not json",
-    b'{"object": "chat.completion"}',  # no choices
-    b'{"choices": []}',
-    b'{"choices": [{"message": {"role": "assistant", "content": null}}]}',
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{not json",
+        b'{"object": "chat.completion"}',  # no choices
+        b'{"choices": []}',
+        b'{"choices": [{"message": {"role": "assistant", "content": null}}]}',
+    ],
+)
 def test_malformed_completion_is_bad_response(fake_openai, body):
     fake_openai.enqueue(Raw(body))
     with pytest.raises(BadResponse):
@@ -344,15 +370,15 @@ def test_connection_dropped_mid_stream(fake_openai):
 
 def test_stream_without_finish_reason_is_cut_off(fake_openai):
     chunk = {"choices": [{"index": 0, "delta": {"content": "half"}, "finish_reason": None}]}
-    fake_openai.enqueue(Raw(b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n",
-                            content_type="text/event-stream"))
+    fake_openai.enqueue(
+        Raw(b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n", content_type="text/event-stream")
+    )
     with pytest.raises(BadResponse, match="cut off"):
         list(client_for(fake_openai).stream(MESSAGES))
 
 
 def test_every_error_has_a_human_message():
-    for cls in (LLMError, NoAPIKey, ServerUnreachable, RateLimited, ContextTooLong, BadResponse,
-                LLMTimeout):
+    for cls in (LLMError, NoAPIKey, ServerUnreachable, RateLimited, ContextTooLong, BadResponse, LLMTimeout):
         err = cls()
         assert isinstance(err, LagmemError) and isinstance(err, LLMError)
         assert len(str(err)) > 20 and str(err)[0].isupper()
@@ -376,8 +402,7 @@ def test_fake_llm_queue_history_and_errors():
     assert "".join(got) == "abcdef"
     with pytest.raises(AssertionError, match="no reply queued"):
         fake.complete(MESSAGES)
-    assert [r.kind for r in fake.history] == ["complete", "complete", "stream", "stream",
-                                              "complete"]
+    assert [r.kind for r in fake.history] == ["complete", "complete", "stream", "stream", "complete"]
     assert fake.history[0].response_format == {"type": "json_object"}
     assert (fake.backend, fake.structured) == ("fake", "json_object_schema")
 

@@ -16,9 +16,9 @@ import time
 
 import pytest
 
-from assistant.models import local_model
 from assistant.config import current
 from assistant.errors import ContextTooLong, ServerUnreachable
+from assistant.models import local_model
 from assistant.models.llm import LLMClient, LLMConfig, make_llm
 from assistant.runtime import token_counter
 
@@ -26,10 +26,15 @@ pytestmark = pytest.mark.llm
 
 OFFERED = [3, 7, 12]
 RETRIEVAL_PROMPT = [
-    {"role": "system", "content": "You pick which earlier turns are needed to answer. "
-                                  "Reply with JSON: {\"turns\": [ids]}."},
-    {"role": "user", "content": "[T3] user: my dog is called Rex\n[T7] assistant: nice name\n"
-                                "[T12] user: I live in Lyon\n\nMessage: what is my dog's name?"},
+    {
+        "role": "system",
+        "content": 'You pick which earlier turns are needed to answer. Reply with JSON: {"turns": [ids]}.',
+    },
+    {
+        "role": "user",
+        "content": "[T3] user: my dog is called Rex\n[T7] assistant: nice name\n"
+        "[T12] user: I live in Lyon\n\nMessage: what is my dog's name?",
+    },
 ]
 
 
@@ -57,18 +62,18 @@ def test_stream_gives_deltas(client):
 
 
 def test_json_object_schema_constrains_ids(client):
-    schema = {"type": "object", "required": ["turns"],
-              "properties": {"turns": {"type": "array", "items": {"enum": OFFERED},
-                                       "maxItems": 3}}}
-    text = client.complete(RETRIEVAL_PROMPT, max_tokens=48,
-                           response_format={"type": "json_object", "schema": schema})
+    schema = {
+        "type": "object",
+        "required": ["turns"],
+        "properties": {"turns": {"type": "array", "items": {"enum": OFFERED}, "maxItems": 3}},
+    }
+    text = client.complete(RETRIEVAL_PROMPT, max_tokens=48, response_format={"type": "json_object", "schema": schema})
     ids = json.loads(text)["turns"]
     assert isinstance(ids, list) and set(ids) <= set(OFFERED)
 
 
 def test_gbnf_grammar_constrains_ids(client):
-    grammar = ('root ::= "[" ( id ( ", " id )* )? "]"\n'
-               'id ::= ' + " | ".join(f'"{i}"' for i in OFFERED) + "\n")
+    grammar = 'root ::= "[" ( id ( ", " id )* )? "]"\nid ::= ' + " | ".join(f'"{i}"' for i in OFFERED) + "\n"
     text = client.complete(RETRIEVAL_PROMPT, max_tokens=24, extra_body={"grammar": grammar})
     ids = json.loads(text)
     assert isinstance(ids, list) and set(ids) <= set(OFFERED)
@@ -79,8 +84,11 @@ def test_token_counts_are_exact_and_the_servers_own(client):
     counter = token_counter(client)
     assert counter.exact and "exact" in counter.describe()
     server = local_model.ensure_server()
-    for text in ("Eviction as estimation: a fixed-lag smoothing view.", "Où est la gare ? 東京 🚄 ok",
-                 "a <|im_start|> marker and code: def f(x): return x**2"):
+    for text in (
+        "Eviction as estimation: a fixed-lag smoothing view.",
+        "Où est la gare ? 東京 🚄 ok",
+        "a <|im_start|> marker and code: def f(x): return x**2",
+    ):
         n = counter.count(text)
         assert n == len(server.tokenize(text)) == server.count_tokens(text) and n > 5, text
     assert counter.count("") == 0
@@ -131,14 +139,19 @@ def _gone(pid: int) -> bool:
 def test_serve_model_answers_and_does_not_outlive_a_killed_parent():
     """`lagmem serve-model` prints the base URL and serves; SIGKILL skips atexit and finally,
     yet the server process (its child) must notice its parent is gone and exit."""
-    proc = subprocess.Popen([sys.executable, "-m", "assistant.models.local_model"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            cwd=os.path.dirname(os.path.dirname(__file__)))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "assistant.models.local_model"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=os.path.dirname(os.path.dirname(__file__)),
+    )
     try:
         base_url = proc.stdout.readline().strip()
         assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1")
-        served = LLMClient(LLMConfig(backend="compatible", base_url=base_url,
-                                     model=local_model.MODEL_ALIAS, max_retries=0))
+        served = LLMClient(
+            LLMConfig(backend="compatible", base_url=base_url, model=local_model.MODEL_ALIAS, max_retries=0)
+        )
         assert served.complete([{"role": "user", "content": "Hi"}], max_tokens=4) is not None
         children = _children(proc.pid)
         assert len(children) == 1
@@ -161,8 +174,8 @@ def test_the_server_is_started_with_the_configured_context_and_threads(monkeypat
         cmd = server.process.args
         assert cmd[cmd.index("--n_ctx") + 1] == "1024" and cmd[cmd.index("--n_threads") + 1] == "1"
         with pytest.raises(ContextTooLong):  # the server holds 1,024 tokens, not the default 4,096
-            LLMClient(LLMConfig(backend="compatible", base_url=server.base_url,
-                                model=local_model.MODEL_ALIAS, max_retries=0)).complete(
-                [{"role": "user", "content": "memory " * 1500}], max_tokens=8)
+            LLMClient(
+                LLMConfig(backend="compatible", base_url=server.base_url, model=local_model.MODEL_ALIAS, max_retries=0)
+            ).complete([{"role": "user", "content": "memory " * 1500}], max_tokens=8)
     finally:
         server.stop()

@@ -27,8 +27,12 @@ from bench.fakes.embedder import HashEmbedder
 from bench.fakes.llm import FakeLLM
 
 # texts whose SmolLM2 and cl100k counts differ (so a check that they match can fail)
-TEXTS = ["My cat is called Miso.", "Où est la gare ? 東京 🚄 ok",
-         "I'm flying to Lisbon on May 3rd, seat 14C.", "def f(x):\n    return x ** 2  # squares"]
+TEXTS = [
+    "My cat is called Miso.",
+    "Où est la gare ? 東京 🚄 ok",
+    "I'm flying to Lisbon on May 3rd, seat 14C.",
+    "def f(x):\n    return x ** 2  # squares",
+]
 
 
 def service_counter(llm, db_url):
@@ -141,8 +145,10 @@ def test_the_terminal_and_the_sidebar_import_a_file_at_the_same_token_counts(tmp
     from web.sidebar import import_text
 
     saved = tmp_path / "c.jsonl"
-    saved.write_text("".join(json.dumps({"role": ("user", "assistant")[i % 2], "content": t}) + "\n"
-                             for i, t in enumerate(TEXTS)), encoding="utf-8")
+    saved.write_text(
+        "".join(json.dumps({"role": ("user", "assistant")[i % 2], "content": t}) + "\n" for i, t in enumerate(TEXTS)),
+        encoding="utf-8",
+    )
     term = f"sqlite:///{tmp_path / 'terminal.db'}"
     assert cli.main(["import", str(saved), "--db", term]) == 0
     svc = runtime.get_service(f"sqlite:///{tmp_path / 'app.db'}", embedder=HashEmbedder())
@@ -151,7 +157,9 @@ def test_the_terminal_and_the_sidebar_import_a_file_at_the_same_token_counts(tmp
 
     from_terminal = runtime.get_store(term).layer(1).turns()
     from_sidebar = svc.store.layer(conv).turns()
-    assert [t.tokens for t in from_terminal] == [t.tokens for t in from_sidebar] == [svc.counter.count(t) for t in TEXTS]
+    assert (
+        [t.tokens for t in from_terminal] == [t.tokens for t in from_sidebar] == [svc.counter.count(t) for t in TEXTS]
+    )
     assert [t.tokens for t in from_terminal] != [make_token_counter(LOCAL_MODEL_ALIAS).count(t) for t in TEXTS]
     budgets = runtime.get_store(term).conversation(1).budget, svc.store.conversation(conv).budget
     assert budgets == (embedded.DEFAULT_BUDGET, embedded.DEFAULT_BUDGET)

@@ -200,8 +200,12 @@ def test_works_with_network_unreachable(tmp_path):
         PYTHONPATH=str(ROOT),
     )
     proc = subprocess.run(
-        [sys.executable, "-c", OFFLINE_SCRIPT], env=env, capture_output=True, text=True,
-        timeout=120, cwd=ROOT,
+        [sys.executable, "-c", OFFLINE_SCRIPT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
     )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -38,9 +38,14 @@ def test_bm25_ranks_the_rare_matching_word_first_and_handles_empty_input():
     assert not bm25_scores([], docs).any()
 
 
-FACTS = ["Hi there! How are you today?", "I live in Lisbon, near the river.",
-         "The weather has been lovely this week.", "I had pasta for lunch, nothing special.",
-         "My sister Ingrid plays the cello.", "Traffic was awful this morning."]
+FACTS = [
+    "Hi there! How are you today?",
+    "I live in Lisbon, near the river.",
+    "The weather has been lovely this week.",
+    "I had pasta for lunch, nothing special.",
+    "My sister Ingrid plays the cello.",
+    "Traffic was awful this morning.",
+]
 
 
 def test_hybrid_ranks_the_fact_first_and_cites_it_with_a_confidence(real):
@@ -60,8 +65,12 @@ def test_threshold_cites_nothing_for_an_unrelated_question(real):
 
 
 def test_lexical_match_beats_embedding_only_on_a_name(real):
-    texts = ["We adopted a dog last spring.", "Oscar is the name of my goldfish.",
-             "Pets are a lot of work.", "I like animals in general."]
+    texts = [
+        "We adopted a dog last spring.",
+        "Oscar is the name of my goldfish.",
+        "Pets are a lot of work.",
+        "I like animals in general.",
+    ]
     cs = cands(texts, real)
     msg = "Who is Oscar?"
     vec = real.encode(msg)[0]
@@ -86,15 +95,15 @@ def test_weights_must_match_the_features():
     from dataclasses import replace
 
     with pytest.raises(ValueError, match="features"):
-        hybrid.hybrid_score(np.zeros((2, len(rank_features.NAMES))),
-                            replace(hybrid.DEFAULT_PARAMS, weights=(1.0, 2.0)))
+        hybrid.hybrid_score(np.zeros((2, len(rank_features.NAMES))), replace(hybrid.DEFAULT_PARAMS, weights=(1.0, 2.0)))
 
 
 def test_embeddings_ranker_cites_its_top_k_without_a_model(real):
     cs = cands(FACTS, real)
     msg = "Which city do I live in?"
-    res = retrieve(None, msg, real.encode(msg)[0], cs,
-                   config=RetrievalConfig(ranker="embeddings", ask_model=False, k=3))
+    res = retrieve(
+        None, msg, real.encode(msg)[0], cs, config=RetrievalConfig(ranker="embeddings", ask_model=False, k=3)
+    )
     assert len(res.cited) <= 3 and set(res.cited_ids) <= set(res.offered)
     assert res.source == "embeddings"
 

@@ -13,8 +13,13 @@ def col(x: np.ndarray, name: str) -> np.ndarray:
     return x[:, rf.NAMES.index(name)]
 
 
-TEXTS = ["Evan: What did you paint last week?", "Sam: A sunrise over the lake.",
-         "Evan: Lovely!", "Sam: I bought a new Prius yesterday, it broke down.", "Evan: Oh no"]
+TEXTS = [
+    "Evan: What did you paint last week?",
+    "Sam: A sunrise over the lake.",
+    "Evan: Lovely!",
+    "Sam: I bought a new Prius yesterday, it broke down.",
+    "Evan: Oh no",
+]
 
 
 def feats(message="When did Sam buy the Prius?", cos=(0.1, 0.2, 0.0, 0.6, 0.2), bm=(0, 0, 0, 4.0, 0)):
@@ -74,8 +79,7 @@ def test_length_recency_and_the_passage_around():
     x = feats()
     assert col(x, "length")[2] == pytest.approx(np.log(3))  # "Evan: Lovely!" is two words + 1
     assert col(x, "recency").tolist() == pytest.approx([0, 0.25, 0.5, 0.75, 1])
-    assert rf.window_mean(np.array([0.0, 3.0, 0.0, 0.0, 6.0]), 1).tolist() == pytest.approx(
-        [1.5, 1.0, 1.0, 2.0, 3.0])
+    assert rf.window_mean(np.array([0.0, 3.0, 0.0, 0.0, 6.0]), 1).tolist() == pytest.approx([1.5, 1.0, 1.0, 2.0, 3.0])
     assert col(rf.features("q", np.ones(1), np.zeros(1), ["one"]), "recency").tolist() == [1.0]
 
 

@@ -22,11 +22,11 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bench.fakes.embedder import HashEmbedder
 from assistant.replay import replay
 from assistant.retrieval.step import CiteCheck, RetrievalConfig
 from assistant.service import ChatService
 from assistant.store import MemoryStore
+from bench.fakes.embedder import HashEmbedder
 from memory import transcript as T
 from memory.types import MemorySettings
 from storage import repo
@@ -35,8 +35,16 @@ from storage.models import CitationRow, MemoryEvent
 
 RUNS = int(os.environ.get("LAGMEM_CONCURRENCY_RUNS", "10"))
 SETTINGS = MemorySettings(budget=120, lag=2, policy="measured")
-TOPICS = ["apple river garden", "piano lisbon orbit", "cable violet harbor", "quartz meadow signal",
-          "copper lantern falcon", "apple piano quartz", "river orbit meadow", "garden harbor falcon"]
+TOPICS = [
+    "apple river garden",
+    "piano lisbon orbit",
+    "cable violet harbor",
+    "quartz meadow signal",
+    "copper lantern falcon",
+    "apple piano quartz",
+    "river orbit meadow",
+    "garden harbor falcon",
+]
 MESSAGE = "tell me again about the apple river garden and the piano in lisbon"
 _IDS = re.compile(r"^\[T(\d+)\]", re.MULTILINE)
 
@@ -58,9 +66,14 @@ class SlowEchoLLM:
 
 
 def seed(store, counter) -> int:
-    items = [T.TurnLine(i + 1, "user" if i % 2 == 0 else "assistant",
-                        f"turn {i + 1} speaks of {TOPICS[i % len(TOPICS)]} and nothing much else today")
-             for i in range(10)]
+    items = [
+        T.TurnLine(
+            i + 1,
+            "user" if i % 2 == 0 else "assistant",
+            f"turn {i + 1} speaks of {TOPICS[i % len(TOPICS)]} and nothing much else today",
+        )
+        for i in range(10)
+    ]
     items.insert(6, T.EventLine("pin", 2))
     return replay(store, T.Transcript({}, items), counter, SETTINGS, atomic=True).conversation_id
 
@@ -69,11 +82,19 @@ def state(store, conv) -> tuple:
     """Everything observable about a conversation, relative to it (no ids, no times)."""
     with Session(store.reader) as s:
         c = repo.get_conversation(s, conv)
-        turns = [(r.seq, r.role, r.content, r.tokens, r.state, r.pinned, r.protected_since) for r in repo.turn_rows(s, conv)]
-        cites = s.execute(select(CitationRow.turn, CitationRow.step, CitationRow.weight, CitationRow.source, CitationRow.answer_turn)
-                          .where(CitationRow.conversation_id == conv).order_by(CitationRow.id)).all()
-        events = s.execute(select(MemoryEvent.kind, MemoryEvent.turn, MemoryEvent.step, MemoryEvent.detail)
-                           .where(MemoryEvent.conversation_id == conv).order_by(MemoryEvent.id)).all()
+        turns = [
+            (r.seq, r.role, r.content, r.tokens, r.state, r.pinned, r.protected_since) for r in repo.turn_rows(s, conv)
+        ]
+        cites = s.execute(
+            select(CitationRow.turn, CitationRow.step, CitationRow.weight, CitationRow.source, CitationRow.answer_turn)
+            .where(CitationRow.conversation_id == conv)
+            .order_by(CitationRow.id)
+        ).all()
+        events = s.execute(
+            select(MemoryEvent.kind, MemoryEvent.turn, MemoryEvent.step, MemoryEvent.detail)
+            .where(MemoryEvent.conversation_id == conv)
+            .order_by(MemoryEvent.id)
+        ).all()
         evictions = [r.as_dict() for r in repo.load_evictions(s, conv)]
     return (c.step, tuple(turns), tuple(map(tuple, cites)), tuple(map(tuple, events)), repr(evictions))
 
@@ -118,8 +139,9 @@ def test_concurrent_session_ends_in_a_serial_state(kind, stores, db_url, counter
     engine_b = engine_a if stores == "shared" else make_engine(db_url, migrate=False)
     store_a = MemoryStore(engine_a)
     store_b = store_a if stores == "shared" else MemoryStore(engine_b)
-    svc = ChatService(store_a, SlowEchoLLM(), HashEmbedder(), counter,
-                      retrieval=RetrievalConfig(check=CiteCheck(min_similarity=None)))
+    svc = ChatService(
+        store_a, SlowEchoLLM(), HashEmbedder(), counter, retrieval=RetrievalConfig(check=CiteCheck(min_similarity=None))
+    )
     try:
         serial_states = {}
         for position in range(4):

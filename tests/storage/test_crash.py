@@ -18,7 +18,6 @@ from assistant.store import MemoryStore
 from memory import transcript as T
 from storage.db import make_engine
 from storage.repo import load_evictions
-
 from tests.conftest import CL100K_MODEL_ENV, CONVERSATIONS, fresh_db_url
 
 ROOT = CONVERSATIONS.parent.parent
@@ -54,7 +53,10 @@ def test_sigkill_midway_keeps_every_committed_turn(attempt, tmp_path, db_url, co
     probe = create_engine(db_url)  # plain: reading must not migrate or lock anything
     proc = subprocess.Popen(
         [sys.executable, "-m", "cli.main", "replay", str(FILE), "--db", db_url, "--json"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **CL100K_MODEL_ENV},
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **CL100K_MODEL_ENV},
     )
     # kill at a random point: once a random number of turns (2..400 of 520) is stored
     target = random.Random(attempt).randint(2, 400)

@@ -9,8 +9,8 @@ from datetime import datetime
 import pytest
 
 from assistant import importer
-from assistant.importer import ChunkSizer
 from assistant import replay as R
+from assistant.importer import ChunkSizer
 from assistant.replay import replay, settings_from
 from memory import transcript as T
 from tests.conftest import CONVERSATIONS
@@ -95,11 +95,17 @@ def test_chunk_size_follows_the_rate_grows_at_most_twofold_and_is_capped():
 
 def _stored(store, conv_id):
     v = store.view(conv_id)
-    turns = [(t.seq, t.role, t.content, t.tokens, t.state, t.pinned, t.protected_since, t.prior, t.reply_to, t.incomplete)
-             for t in v.turns]
+    turns = [
+        (t.seq, t.role, t.content, t.tokens, t.state, t.pinned, t.protected_since, t.prior, t.reply_to, t.incomplete)
+        for t in v.turns
+    ]
     assert all(isinstance(t.created_at, datetime) for t in v.turns)
-    return (turns, [r.as_dict() for r in v.evictions], [(e.kind, e.turn, e.step, e.detail) for e in v.events],
-            [(c.turn, c.step, c.weight, c.source, c.answer_turn) for c in v.layer.citations()])
+    return (
+        turns,
+        [r.as_dict() for r in v.evictions],
+        [(e.kind, e.turn, e.step, e.detail) for e in v.events],
+        [(c.turn, c.step, c.weight, c.source, c.answer_turn) for c in v.layer.citations()],
+    )
 
 
 @pytest.mark.parametrize("name", ["pins", "restore", "negative_feedback", "non_ascii"])

@@ -9,13 +9,13 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from memory.types import MemorySettings
+from tests.web.test_app import INSPECTOR, app, svc  # noqa: F401  (svc: fixture)
+from tests.web.test_pages_long import long_conversation
 from web import chat_view as C
 from web import views as V
 from web.page_view import chat_view, inspector_view
 from web.timeline import Timeline
-from memory.types import MemorySettings
-from tests.web.test_app import INSPECTOR, app, svc  # noqa: F401  (svc: fixture)
-from tests.web.test_pages_long import long_conversation
 
 UNANSWERED = {5, 18}  # questions followed by another question (the roles' parity flips after each)
 
@@ -62,9 +62,14 @@ def build(store, turns: int, policy: str = "measured") -> int:
 
 
 def page(store, conv: int, start: int, stop: int, *, history: tuple[int, int] = (0, 100), detail=None, timeline=None):
-    return inspector_view(store, conv, detail=detail, timeline=timeline,
-                          turn_page=lambda total: (min(start, total), min(stop, total)),
-                          history_page=lambda total: (min(history[0], total), min(history[1], total)))
+    return inspector_view(
+        store,
+        conv,
+        detail=detail,
+        timeline=timeline,
+        turn_page=lambda total: (min(start, total), min(stop, total)),
+        history_page=lambda total: (min(history[0], total), min(history[1], total)),
+    )
 
 
 @pytest.mark.parametrize("policy", ["measured", "lru", "window", "accumulate", "fifo"])
@@ -117,7 +122,7 @@ def test_the_eviction_history_is_read_newest_first_a_page_at_a_time(store):
     assert len(newest) > 200
     for start in (0, 100, 200):
         view = page(store, conv, 0, 100, history=(start, start + 100))
-        assert view.history == newest[start:start + 100]
+        assert view.history == newest[start : start + 100]
         assert view.history_count == len(newest)
     pd.testing.assert_frame_equal(V.eviction_history(view.history), V.eviction_history(newest[200:300]))
 
@@ -130,7 +135,10 @@ def test_the_misses_and_the_newest_citations(store):
     pd.testing.assert_frame_equal(V.misses_table(view), V.misses_table(whole))
     everything = whole.layer.citations()
     assert view.cites_count == len(everything)
-    assert sorted(view.cites, key=lambda c: (c.step, c.turn)) == sorted(everything, key=lambda c: (c.step, c.turn))[-len(view.cites):]
+    assert (
+        sorted(view.cites, key=lambda c: (c.step, c.turn))
+        == sorted(everything, key=lambda c: (c.step, c.turn))[-len(view.cites) :]
+    )
 
 
 def test_the_chats_messages_are_what_the_whole_conversation_gives(store):
@@ -142,7 +150,9 @@ def test_the_chats_messages_are_what_the_whole_conversation_gives(store):
         assert view.waiting == C.unanswered(whole) == sorted(UNANSWERED)
         drawn = set(view.latest) | set(view.waiting)
         assert V.chat_history(view, drawn) == V.chat_history(whole, drawn)
-        assert {a: q for a, q in C.questions(view).items() if a in drawn} == {a: q for a, q in C.questions(whole).items() if a in drawn}
+        assert {a: q for a, q in C.questions(view).items() if a in drawn} == {
+            a: q for a, q in C.questions(whole).items() if a in drawn
+        }
         assert C.answer_notes(view) == {a: n for a, n in C.answer_notes(whole).items() if a in drawn}
         assert V.budget_summary(view) == V.budget_summary(whole)
         if shown == 50:  # the messages, the turns they cite and the one before them: not the history
@@ -194,6 +204,7 @@ def test_a_refresh_reads_only_the_steps_since_the_last_one(store):
                 out = method(*args)
                 reads[name] = reads.get(name, 0) + len(out)
                 return out
+
             return counted
 
     with store.pages(conv) as r:
@@ -218,7 +229,7 @@ def test_a_long_timeline_is_drawn_in_buckets_at_their_highest(store):
     points, markers, width = timeline.frames(max_points=10)
     assert width == 10 and len(points) == 10
     assert list(points["step"]) == list(range(1, 96, 10))
-    assert list(points["tokens"]) == [full["tokens"][i:i + 10].max() for i in range(0, 95, 10)]
+    assert list(points["tokens"]) == [full["tokens"][i : i + 10].max() for i in range(0, 95, 10)]
     whole = store.view(conv)
     assert markers["count"].sum() == len(whole.evictions)
     for m in markers.itertuples():  # each bucket's marker: its highest peak and all its evictions

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from assistant import runtime
-from cli.main import main
-from bench.fakes.embedder import HashEmbedder
-from bench.fakes.llm import FakeLLM
 from assistant.replay import export_transcript
 from assistant.service import ChatService
+from bench.fakes.embedder import HashEmbedder
+from bench.fakes.llm import FakeLLM
+from cli.main import main
 from memory.types import MemorySettings
 from storage.repo import NotFound
 
@@ -38,11 +38,13 @@ def test_two_users_cannot_read_or_change_each_others_conversations(store, counte
         "settings": lambda: store.update_settings(alice, MemorySettings(budget=5), owner="bob"),
     }
     for verb in ("pin", "restore", "feedback"):
+
         def change(verb=verb):
             with store.transaction(alice, owner="bob") as tx:
                 tx.feedback(2, -1.0) if verb == "feedback" else getattr(tx, verb)(evicted)
+
         attempts[verb] = change
-    for name, attempt in attempts.items():
+    for attempt in attempts.values():
         with pytest.raises(NotFound):
             attempt()
     assert export_transcript(store, alice, owner="alice") == before  # nothing changed

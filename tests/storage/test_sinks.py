@@ -12,7 +12,7 @@ from assistant import importer
 from assistant.importer import write_import
 from assistant.store import RowBuffer, Tx
 from memory.layer import MemoryLayer
-from memory.types import MemorySettings
+from memory.types import MemorySettings, UnknownTurn
 
 SETTINGS = MemorySettings(budget=40, lag=1, pin_share=0.3)
 TABLES = ("turns", "citations", "evictions", "memory_events", "feedback", "misses")
@@ -24,8 +24,13 @@ def _script(tx: Tx) -> list:
     seen = []
     for n in range(1, 13):
         user = n % 2 == 1
-        t = tx.add_turn("user" if user else "assistant", f"turn {n} " + "words " * (n % 4), 5 + n % 4,
-                        reply_to=None if user else n - 1, model=None if user else "fake")
+        t = tx.add_turn(
+            "user" if user else "assistant",
+            f"turn {n} " + "words " * (n % 4),
+            5 + n % 4,
+            reply_to=None if user else n - 1,
+            model=None if user else "fake",
+        )
         if not user:
             tx.cite([n - 1, (n - 3, 0.5), 999], answer_turn=t.number, source="replay")
         tx.enforce("arrival", t.number)
@@ -44,7 +49,9 @@ def _dump(store, conv_id: int) -> dict:
     out = {}
     with store.engine.connect() as conn:
         for table in TABLES:
-            rows = conn.execute(text(f"SELECT * FROM {table} WHERE conversation_id = :c ORDER BY id"), {"c": conv_id}).mappings()
+            rows = conn.execute(
+                text(f"SELECT * FROM {table} WHERE conversation_id = :c ORDER BY id"), {"c": conv_id}
+            ).mappings()
             out[table] = [{k: v for k, v in row.items() if k not in VOLATILE} for row in rows]
     return out
 
@@ -65,7 +72,14 @@ def test_the_database_and_the_buffer_store_the_same_rows_and_read_the_same(store
     live_rows, imported = _dump(store, live), _dump(store, conv.id)
     assert imported == live_rows
     assert [t["state"] for t in live_rows["turns"]].count("evicted") >= 3
-    assert {e["kind"] for e in live_rows["memory_events"]} == {"pin", "pin_refused", "unpin", "restore", "feedback", "answer"}
+    assert {e["kind"] for e in live_rows["memory_events"]} == {
+        "pin",
+        "pin_refused",
+        "unpin",
+        "restore",
+        "feedback",
+        "answer",
+    }
     assert live_rows["misses"] and live_rows["feedback"]
     assert stats.rows == {t: len(imported[t]) for t in TABLES}
     assert store.layer(conv.id).snapshot() == store.layer(live).snapshot()
@@ -81,5 +95,5 @@ def test_a_buffer_writes_into_the_conversation_it_is_given_with_turns_first():
     assert list(rows) == ["turns", "citations", "evictions"]
     assert {r["conversation_id"] for table in rows.values() for r in table} == {77}
     assert [(r["seq"], r["state"]) for r in rows["turns"]] == [(1, "evicted"), (2, "active")]
-    with pytest.raises(Exception):
+    with pytest.raises(UnknownTurn):
         buffer.sink.rows(77, MemoryLayer(SETTINGS).turn)  # a layer that never saw these turns

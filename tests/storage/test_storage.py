@@ -49,17 +49,28 @@ def test_upgrade_from_the_first_schema_keeps_the_data(db_url):
     # a conversation written by the old schema, with raw SQL as an old lagmem would have
     when = datetime(2026, 1, 1)
     with engine.begin() as con:
-        con.execute(text(
-            "INSERT INTO conversations (id, title, created_at, updated_at, budget, lag, policy, low_watermark, pin_share,"
-            " policy_params, step, version, dropped_cites) VALUES (1, 'old', :when, :when, 50, 1, 'measured',"
-            " 1.0, 0.5, '{}', 2, 2, 0)"), {"when": when})
+        con.execute(
+            text(
+                "INSERT INTO conversations (id, title, created_at, updated_at, budget, lag, policy, low_watermark, pin_share,"
+                " policy_params, step, version, dropped_cites) VALUES (1, 'old', :when, :when, 50, 1, 'measured',"
+                " 1.0, 0.5, '{}', 2, 2, 0)"
+            ),
+            {"when": when},
+        )
         for seq, state in ((1, "evicted"), (2, "active")):
-            con.execute(text(
-                "INSERT INTO turns (conversation_id, seq, role, content, tokens, state, pinned, protected_since, incomplete,"
-                " created_at) VALUES (1, :seq, 'user', 'hello', 30, :state, :no, :seq, :no, :when)"),
-                {"seq": seq, "state": state, "no": False, "when": when})
-        con.execute(text("INSERT INTO citations (conversation_id, turn, step, weight, source, answer_turn)"
-                         " VALUES (1, 1, 2, 1.0, 'retrieval', 2)"))
+            con.execute(
+                text(
+                    "INSERT INTO turns (conversation_id, seq, role, content, tokens, state, pinned, protected_since, incomplete,"
+                    " created_at) VALUES (1, :seq, 'user', 'hello', 30, :state, :no, :seq, :no, :when)"
+                ),
+                {"seq": seq, "state": state, "no": False, "when": when},
+            )
+        con.execute(
+            text(
+                "INSERT INTO citations (conversation_id, turn, step, weight, source, answer_turn)"
+                " VALUES (1, 1, 2, 1.0, 'retrieval', 2)"
+            )
+        )
     engine.dispose()
 
     engine = make_engine(db_url)  # migrates on open
@@ -195,24 +206,40 @@ def test_upgrade_to_0003_reads_the_cause_of_old_records_from_their_reason(db_url
         (2, 6, "something else entirely"),
     ]
     with engine.begin() as con:
-        con.execute(text(
-            "INSERT INTO conversations (id, title, created_at, updated_at, budget, lag, policy, low_watermark, pin_share,"
-            " policy_params, step, version, dropped_cites, auto_restore) VALUES (1, 'old', :when, :when, 50, 1,"
-            " 'measured', 1.0, 0.5, '{}', 6, 6, 0, :no)"), {"when": when, "no": False})
+        con.execute(
+            text(
+                "INSERT INTO conversations (id, title, created_at, updated_at, budget, lag, policy, low_watermark, pin_share,"
+                " policy_params, step, version, dropped_cites, auto_restore) VALUES (1, 'old', :when, :when, 50, 1,"
+                " 'measured', 1.0, 0.5, '{}', 6, 6, 0, :no)"
+            ),
+            {"when": when, "no": False},
+        )
         for seq in range(1, 7):
-            con.execute(text(
-                "INSERT INTO turns (conversation_id, seq, role, content, tokens, state, pinned, protected_since, incomplete,"
-                " created_at) VALUES (1, :seq, 'user', 'hello', 30, 'active', :no, :seq, :no, :when)"),
-                {"seq": seq, "no": False, "when": when})
+            con.execute(
+                text(
+                    "INSERT INTO turns (conversation_id, seq, role, content, tokens, state, pinned, protected_since, incomplete,"
+                    " created_at) VALUES (1, :seq, 'user', 'hello', 30, 'active', :no, :seq, :no, :when)"
+                ),
+                {"seq": seq, "no": False, "when": when},
+            )
         # turn 3 came back by the second chance at step 5, turn 2 by a person
         for turn, kind in ((2, "restore"), (3, "auto_restore")):
-            con.execute(text("INSERT INTO memory_events (conversation_id, turn, step, kind, detail, created_at)"
-                             " VALUES (1, :turn, 5, :kind, '', :when)"), {"turn": turn, "kind": kind, "when": when})
+            con.execute(
+                text(
+                    "INSERT INTO memory_events (conversation_id, turn, step, kind, detail, created_at)"
+                    " VALUES (1, :turn, 5, :kind, '', :when)"
+                ),
+                {"turn": turn, "kind": kind, "when": when},
+            )
         for turn, step, reason in reasons:
-            con.execute(text(
-                "INSERT INTO evictions (conversation_id, turn, step, importance, runners_up, budget, tokens_before,"
-                " tokens_after, policy, reason, created_at) VALUES (1, :turn, :step, 0.5, '[]', 50, 60, 30, 'measured',"
-                " :reason, :when)"), {"turn": turn, "step": step, "reason": reason, "when": when})
+            con.execute(
+                text(
+                    "INSERT INTO evictions (conversation_id, turn, step, importance, runners_up, budget, tokens_before,"
+                    " tokens_after, policy, reason, created_at) VALUES (1, :turn, :step, 0.5, '[]', 50, 60, 30, 'measured',"
+                    " :reason, :when)"
+                ),
+                {"turn": turn, "step": step, "reason": reason, "when": when},
+            )
     engine.dispose()
 
     engine = make_engine(db_url)
@@ -220,8 +247,14 @@ def test_upgrade_to_0003_reads_the_cause_of_old_records_from_their_reason(db_url
     records = MemoryStore(engine).view(1).evictions
     assert [r.reason for r in records] == [reason for _, _, reason in reasons]  # the words are kept
     assert [(r.cause, r.cause_turn) for r in records] == [
-        ("arrival", 4), ("pin", 1), ("unpin", 1), ("restore", 2), ("auto_restore", 3),
-        ("settings", None), ("budget", None), ("budget", None),
+        ("arrival", 4),
+        ("pin", 1),
+        ("unpin", 1),
+        ("restore", 2),
+        ("auto_restore", 3),
+        ("settings", None),
+        ("budget", None),
+        ("budget", None),
     ]
     engine.dispose()
 
@@ -242,7 +275,9 @@ def test_cause_and_cause_turn_survive_the_round_trip(store):
     assert {r.cause for r in live} == {"arrival", "restore", "auto_restore", "pin", "settings"}
     assert store.view(conv).evictions == live  # every field, cause and cause_turn included
     with Session(store.reader) as s:
-        assert [(r.cause, r.cause_turn) for r in repo.load_evictions(s, conv)] == [(r.cause, r.cause_turn) for r in live]
+        assert [(r.cause, r.cause_turn) for r in repo.load_evictions(s, conv)] == [
+            (r.cause, r.cause_turn) for r in live
+        ]
 
 
 def test_the_view_rebuilds_the_layer_the_store_rebuilds(store):

@@ -9,9 +9,9 @@ import threading
 import pytest
 
 from assistant.errors import ServerUnreachable
-from web import answering
 from storage.models import Turn
 from tests.web.test_app import rows, svc  # noqa: F401  (svc: fixture)
+from web import answering
 
 
 def test_one_answer_at_a_time_stored_even_when_nobody_follows_it(svc):
@@ -27,7 +27,10 @@ def test_one_answer_at_a_time_stored_even_when_nobody_follows_it(svc):
     assert next(follower)  # a follower that stops after the first delta (a page run cut off)
     follower.close()
     assert job.wait(20)
-    assert [(t.role, t.content) for t in rows(svc, Turn, conversation_id=conv)] == [("user", "hi"), ("assistant", "Hello there.")]
+    assert [(t.role, t.content) for t in rows(svc, Turn, conversation_id=conv)] == [
+        ("user", "hi"),
+        ("assistant", "Hello there."),
+    ]
     assert "".join(job.follow()) == "Hello there."  # a later run sees the whole answer
     assert answering.collect("db-a", conv) is job and answering.current("db-a", conv) is None
 

@@ -14,15 +14,15 @@ from sqlalchemy.orm import Session
 from streamlit.testing.v1 import AppTest
 
 from assistant import runtime
-from bench.fakes.embedder import HashEmbedder
-from bench.fakes.llm import FakeLLM
 from assistant.errors import ServerUnreachable
 from assistant.retrieval.step import CiteCheck, RetrievalConfig
+from bench.fakes.embedder import HashEmbedder
+from bench.fakes.llm import FakeLLM
+from memory.types import MemorySettings
+from storage.models import CitationRow, Conversation, FeedbackRow, Turn
 from web import views as V
 from web.sidebar import import_text
 from web.text import md_text
-from memory.types import MemorySettings
-from storage.models import CitationRow, Conversation, FeedbackRow, Turn
 
 APP = str(Path(__file__).parents[2] / "app.py")
 INSPECTOR = "pages/inspector_page.py"
@@ -65,7 +65,10 @@ def small_memory(svc, n: int = 6) -> int:
     """A conversation whose budget forces evictions: lag 1, a few tokens of budget."""
     conv = svc.store.create("small", MemorySettings(budget=40, lag=1))
     for i in range(n):
-        svc.ask(conv, f"fact number {i}: the {['red', 'green', 'blue', 'gold', 'pink', 'grey'][i % 6]} box holds {i * 7} marbles")
+        svc.ask(
+            conv,
+            f"fact number {i}: the {['red', 'green', 'blue', 'gold', 'pink', 'grey'][i % 6]} box holds {i * 7} marbles",
+        )
     return conv
 
 
@@ -79,8 +82,12 @@ def test_send_a_message_see_the_streamed_answer_and_its_citations(svc):
     svc.llm.enqueue('{"turns": [1]}', "Your cat is Miso.")
     send(at, "What is my cat called?")
     said = [(m.name, m.markdown[0].value) for m in at.chat_message]
-    assert said == [("user", md_text("My cat is called Miso.")), ("assistant", "OK."),
-                    ("user", md_text("What is my cat called?")), ("assistant", "Your cat is Miso.")]
+    assert said == [
+        ("user", md_text("My cat is called Miso.")),
+        ("assistant", "OK."),
+        ("user", md_text("What is my cat called?")),
+        ("assistant", "Your cat is Miso."),
+    ]
     cited = [e for e in at.expander if e.label.startswith("Cited")]
     assert [e.label for e in cited] == ["Cited #1"]
     assert md_text("My cat is called Miso.") in [m.value for m in cited[0].markdown]
@@ -92,8 +99,10 @@ def test_send_a_message_see_the_streamed_answer_and_its_citations(svc):
 def test_user_text_is_literal_and_the_models_markdown_is_rendered_safely(svc):
     at = app()
     # first message: nothing to cite, no retrieval call
-    svc.llm.enqueue("**Products**\n\n<b>bold</b> :red[alarm] $x$ [click](javascript:alert(1)) "
-                    "[docs](https://example.org) ![pic](http://example.org/x.png)\n```\n<kept>\n```")
+    svc.llm.enqueue(
+        "**Products**\n\n<b>bold</b> :red[alarm] $x$ [click](javascript:alert(1)) "
+        "[docs](https://example.org) ![pic](http://example.org/x.png)\n```\n<kept>\n```"
+    )
     send(at, "**hi** <script>alert(1)</script> [x](javascript:alert(1))")
     user, answer = at.chat_message[0].markdown[0].value, at.chat_message[1].markdown[0].value
     assert "\\*\\*hi\\*\\*" in user and "\\<script\\>" in user and "\\[x\\]\\(javascript\\:" in user
@@ -268,7 +277,9 @@ def test_why_forgotten_in_plain_words(svc):
 
 
 def test_pin_changes_maps_editor_positions_to_turn_numbers():
-    changes = V.pin_changes({"0": {"pinned": True}, 2: {"pinned": False}, 1: {"text": "x"}}, [4, 5, 6], {4: False, 5: False, 6: True})
+    changes = V.pin_changes(
+        {"0": {"pinned": True}, 2: {"pinned": False}, 1: {"text": "x"}}, [4, 5, 6], {4: False, 5: False, 6: True}
+    )
     assert changes == [(4, True), (6, False)]
 
 
@@ -305,5 +316,6 @@ def test_a_bad_setting_is_named_on_the_page(monkeypatch):
     # shown literally (Markdown-escaped), a URL's userinfo redacted
     assert [literal(e.value) for e in at.error] == [
         "LAGMEM_DATABASE_URL must be an SQLAlchemy database URL such as sqlite:////path/lagmem.db "
-        "or postgresql+psycopg://***@host/db, got 'lagmem.db'"]
+        "or postgresql+psycopg://***@host/db, got 'lagmem.db'"
+    ]
     assert not at.chat_input

@@ -13,12 +13,12 @@ from sqlalchemy.orm import Session
 from streamlit.testing.v1 import AppTest
 
 from assistant import runtime
+from assistant.store import OwnerScope
 from bench.fakes.embedder import HashEmbedder
 from bench.fakes.llm import FakeLLM
-from assistant.store import OwnerScope
+from storage.models import Conversation, Turn
 from web import signin
 from web.text import md_text
-from storage.models import Conversation, Turn
 
 APP = str(Path(__file__).parents[2] / "app.py")
 INSPECTOR = "pages/inspector_page.py"
@@ -80,8 +80,12 @@ def test_two_users_cannot_see_or_steer_each_others_conversations(signed_in):
     from storage.repo import NotFound
 
     scoped = OwnerScope(runtime.get_store(), "bo@example.org")
-    for act in (lambda: scoped.conversation(ana_conv.id), lambda: scoped.layer(ana_conv.id),
-                lambda: scoped.transaction(ana_conv.id).__enter__(), lambda: scoped.delete(ana_conv.id)):
+    for act in (
+        lambda: scoped.conversation(ana_conv.id),
+        lambda: scoped.layer(ana_conv.id),
+        lambda: scoped.transaction(ana_conv.id).__enter__(),
+        lambda: scoped.delete(ana_conv.id),
+    ):
         with pytest.raises(NotFound):
             act()
     with Session(runtime.get_store().engine) as s:

@@ -34,7 +34,11 @@ ROOT = Path(__file__).parents[2]
 CHROMIUM = "/usr/bin/chromium"
 # LAGMEM_SCREENSHOTS=docs/screenshots refreshes the README's pictures; otherwise they go to a temp
 # dir, so a test run never changes tracked files.
-SHOTS = Path(os.environ["LAGMEM_SCREENSHOTS"]) if os.environ.get("LAGMEM_SCREENSHOTS") else Path(tempfile.mkdtemp(prefix="lagmem-shots-"))
+SHOTS = (
+    Path(os.environ["LAGMEM_SCREENSHOTS"])
+    if os.environ.get("LAGMEM_SCREENSHOTS")
+    else Path(tempfile.mkdtemp(prefix="lagmem-shots-"))
+)
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 MESSAGES = [
     "My cat is called Miso and she is three years old.",
@@ -78,14 +82,37 @@ def app_server(tmp_path, db_url, fake_openai: FakeOpenAI):
     fake_openai.responder = responder
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("LAGMEM_LLM", "LAGMEM_EMBEDDINGS")}
-    env.update(OPENAI_BASE_URL=fake_openai.base_url, OPENAI_API_KEY="sk-fake", LAGMEM_MODEL="fake-model",
-               LAGMEM_DATA_DIR=str(tmp_path / "data"), LAGMEM_DATABASE_URL=db_url,  # SQLite, or PostgreSQL
-               HF_HUB_OFFLINE="1", NO_PROXY="127.0.0.1,localhost")
+    env.update(
+        OPENAI_BASE_URL=fake_openai.base_url,
+        OPENAI_API_KEY="sk-fake",
+        LAGMEM_MODEL="fake-model",
+        LAGMEM_DATA_DIR=str(tmp_path / "data"),
+        LAGMEM_DATABASE_URL=db_url,  # SQLite, or PostgreSQL
+        HF_HUB_OFFLINE="1",
+        NO_PROXY="127.0.0.1,localhost",
+    )
     log = open(tmp_path / "streamlit.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
@@ -121,10 +148,12 @@ def explain_failure(page, log: Path, exc: BaseException, fake: FakeOpenAI) -> As
     except Exception as err:  # the page itself may be gone
         body = f"(page unreadable: {err})"
     asked = [("stream" if (r.body or {}).get("stream") else "retrieval") for r in fake.requests]
-    return AssertionError(f"{exc}\n--- model requests received: {len(asked)} {asked}\n"
-                          f"--- page text (end) ---\n{body[-2500:]}\n"
-                          f"--- streamlit log (end) ---\n{log.read_text()[-2500:]}\n"
-                          f"--- screenshot: {log.with_name('failure.png')}")
+    return AssertionError(
+        f"{exc}\n--- model requests received: {len(asked)} {asked}\n"
+        f"--- page text (end) ---\n{body[-2500:]}\n"
+        f"--- streamlit log (end) ---\n{log.read_text()[-2500:]}\n"
+        f"--- screenshot: {log.with_name('failure.png')}"
+    )
 
 
 def test_chat_then_pin_in_the_inspector(app_server, fake_openai: FakeOpenAI):
@@ -176,7 +205,9 @@ def chat_then_pin(page, url: str, db_url: str) -> None:
     expect(page.get_by_test_id("stChatMessage")).to_have_count(4)
     expect(page.get_by_test_id("stChatInputTextArea")).to_be_enabled()
     assert locked, "the chat input was usable while the first answer was being written"
-    from sqlalchemy import create_engine as _ce, text as _text
+    from sqlalchemy import create_engine as _ce
+    from sqlalchemy import text as _text
+
     eng = _ce(db_url)
     with eng.connect() as c:
         stored = [tuple(r) for r in c.execute(_text("SELECT seq, role, content FROM turns ORDER BY seq"))]

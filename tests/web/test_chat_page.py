@@ -10,20 +10,23 @@ import threading
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from assistant.answering.answer import answer_cap
 from assistant import runtime
+from assistant.answering.answer import answer_cap
 from assistant.errors import ServerUnreachable
 from assistant.models import embedded
-from web.views import load_view
 from memory.policies import POLICIES
 from memory.types import MemorySettings
 from storage.models import Conversation, MemoryEvent, Turn
 from tests.web.test_app import INSPECTOR, app, rows, send, small_memory, svc  # noqa: F401  (svc: fixture)
+from web.views import load_view
 
 
 def turns(svc, conv):
     with Session(svc.store.engine) as s:
-        return [(t.seq, t.role, t.content) for t in s.scalars(select(Turn).where(Turn.conversation_id == conv).order_by(Turn.seq))]
+        return [
+            (t.seq, t.role, t.content)
+            for t in s.scalars(select(Turn).where(Turn.conversation_id == conv).order_by(Turn.seq))
+        ]
 
 
 def button(at, label):
@@ -45,8 +48,12 @@ def test_a_message_sent_while_an_answer_is_generated_waits_and_both_are_answered
     threading.Timer(1.5, gate.set).start()
     svc.llm.enqueue('{"turns": [1]}', "The second answer.")
     send(at, "Second question?")  # typed while the first answer was still being generated
-    assert turns(svc, conv) == [(1, "user", "First question?"), (2, "assistant", "The first answer."),
-                                (3, "user", "Second question?"), (4, "assistant", "The second answer.")]
+    assert turns(svc, conv) == [
+        (1, "user", "First question?"),
+        (2, "assistant", "The first answer."),
+        (3, "user", "Second question?"),
+        (4, "assistant", "The second answer."),
+    ]
     assert not button(at, "Retry")
     assert at.chat_input[0].proto.disabled is False  # usable again once both answers are stored
 
@@ -68,7 +75,10 @@ def test_every_unanswered_question_has_its_retry_which_answers_that_question(svc
     assert not button(at, "Retry") and not at.error
     assert "answer to #1" in [c.value for c in at.chat_message[-1].caption][0]
     # each answer stores the question it answers; nothing else (no event) says so
-    assert [(t.seq, t.reply_to) for t in rows(svc, Turn, conversation_id=conv) if t.role == "assistant"] == [(3, 2), (4, 1)]
+    assert [(t.seq, t.reply_to) for t in rows(svc, Turn, conversation_id=conv) if t.role == "assistant"] == [
+        (3, 2),
+        (4, 1),
+    ]
     assert [(e.kind, e.turn) for e in rows(svc, MemoryEvent, conversation_id=conv)] == []
     assert svc.answer_pending(conv, turn=1) is None  # answered: nothing left to retry
 
@@ -248,7 +258,7 @@ def test_answer_markdown_neutralises_what_could_run_or_load():
 
     assert answer_markdown("[z](data:text/html,<script>)") == "[z\\](data\\:text/html,\\<script>)"  # no link
     assert answer_markdown("[1]: javascript:alert(1)\n[a][1]").startswith("[1]\\: javascript\\:")  # no definition
-    assert answer_markdown("[a](JavaScript:alert(1) \"t\")") == "a"
+    assert answer_markdown('[a](JavaScript:alert(1) "t")') == "a"
     assert answer_markdown("see [the docs](https://e.org/a_(b))") == "see [the docs](https://e.org/a_(b%29)"
     assert answer_markdown("```\nunclosed <x> $y$") == "```\nunclosed <x> $y$"  # a cut-off fence is still code
     assert answer_markdown("&lt;b&gt; :material/home:") == "\\&lt;b\\&gt; \\:material/home\\:"

@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 
 from assistant.errors import ServerUnreachable
+from tests.web.test_app import INSPECTOR, app, literal, send, svc  # noqa: F401  (svc: fixture)
 from web import views as V
 from web.sidebar import import_text
 from web.text import redact_url
-from tests.web.test_app import INSPECTOR, app, literal, send, svc  # noqa: F401  (svc: fixture)
 
 PER_PAGE = 50  # app.MESSAGES_PER_PAGE, written out: the test states what a person sees
 
@@ -110,7 +110,11 @@ def test_a_pin_from_the_second_page_pins_that_turn(svc):
     at.switch_page(INSPECTOR).run()
     at.number_input(key=f"turns_page-{conv}").set_value(2).run()
     version = svc.store.conversation(conv).version
-    at.session_state[f"turns-{conv}-{version}-100"] = {"edited_rows": {4: {"pinned": True}}, "added_rows": [], "deleted_rows": []}
+    at.session_state[f"turns-{conv}-{version}-100"] = {
+        "edited_rows": {4: {"pinned": True}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
     at.run()
     assert not at.exception
     assert [t.number for t in svc.store.layer(conv).turns() if t.pinned] == [105]
@@ -149,7 +153,10 @@ def test_the_sidebar_redacts_credentials_in_the_model_servers_address(svc):
 def test_redact_url_removes_userinfo_only():
     assert redact_url("https://user:pass@host/v1") == "https://***@host/v1"
     assert redact_url("https://user:p@ss@host:8/v1?q=a@b") == "https://***@host:8/v1?q=a@b"
-    assert redact_url("http://token@localhost:11434/v1 and http://other/v1") == "http://***@localhost:11434/v1 and http://other/v1"
+    assert (
+        redact_url("http://token@localhost:11434/v1 and http://other/v1")
+        == "http://***@localhost:11434/v1 and http://other/v1"
+    )
     assert redact_url("http://localhost:11434/v1") == "http://localhost:11434/v1"
     assert redact_url("write to a@b.example") == "write to a@b.example"
 

@@ -9,10 +9,9 @@ from streamlit.testing.v1 import AppTest
 from assistant import runtime
 from assistant.replay import replay, settings_from
 from bench.fakes.embedder import HashEmbedder
-from memory import transcript as T
 from bench.fakes.llm import FakeLLM
+from memory import transcript as T
 from memory.policies import POLICIES
-
 from tests.conftest import CONVERSATIONS
 from tests.web.test_app import APP, INSPECTOR, TIMEOUT
 
