@@ -1,0 +1,136 @@
+"""`lagmem bench exchange`: the cost of one exchange as the history grows, and right after an import.
+
+For each size (turns): a generated conversation (``bench.pages.saved_file``: short user/assistant
+turns, budget 2,000 tokens, lag 4) is imported into a fresh SQLite file the way ``lagmem import``
+does it (its turns are stored without vectors, as every import's are); then, in the same warm
+process, one ``ChatService`` (the scripted ``bench.fakes.llm.FakeLLM``, the hashing embedder
+``bench.fakes.embedder.HashEmbedder``: no model time, only lagmem's own) answers the first question
+after the import (timed apart) and then ``--exchanges`` more, each timed; the median is reported.
+The turns' vectors are filled by the service's background worker meanwhile, as in the app.
+
+Also: the import's own time per size, and (``--whatif``) one what-if comparison of every policy.
+Goals: growth of the median exchange <= 1.3x from 1,000 to 100,000 turns; the first exchange
+after an import <= 2x a normal one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+QUESTION_WORDS = "apple river piano lisbon garden train coffee museum letter window bridge market".split()
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--turns", default="1000,10000,100000", help="conversation lengths in turns")
+    p.add_argument("--exchanges", type=int, default=15, help="timed exchanges per size after the first")
+    p.add_argument("--whatif", action="store_true", help="also time one what-if comparison of every policy")
+    p.add_argument("--json", metavar="OUT", help="write results as JSON")
+    p.set_defaults(func=cmd_exchange)
+
+
+def _question(i: int) -> str:
+    words = " ".join(QUESTION_WORDS[(i * k + 3) % len(QUESTION_WORDS)] for k in range(1, 7))
+    return f"what did I say about {words} ({i})?"
+
+
+def run_size(url: str, turns: int, exchanges: int, whatif: bool = False) -> dict:
+    from assistant.models.tokens import make_token_counter
+    from assistant.replay import replay, settings_from
+    from assistant.service import ChatService
+    from assistant.store import open_store
+    from bench.fakes.embedder import HashEmbedder
+    from bench.fakes.llm import FakeLLM
+    from bench.pages import saved_file
+    from memory import transcript as T
+
+    counter = make_token_counter(None)
+    store = open_store(url)
+    try:
+        text = saved_file(turns)
+        t0 = time.perf_counter()
+        t = T.parse(text)
+        log = replay(store, t, counter, settings_from(t.header), title="long conversation", atomic=True)
+        import_s = time.perf_counter() - t0
+        conv = log.conversation_id
+        svc = ChatService(store, FakeLLM(default="Noted."), HashEmbedder(), counter)
+        t0 = time.perf_counter()
+        first = svc.ask(conv, _question(0))
+        first_ms = (time.perf_counter() - t0) * 1000.0
+        times = []
+        for i in range(1, exchanges + 1):
+            t0 = time.perf_counter()
+            svc.ask(conv, _question(i))
+            times.append((time.perf_counter() - t0) * 1000.0)
+        out = {
+            "turns": turns,
+            "import_s": round(import_s, 3),
+            "first_ms": round(first_ms, 1),
+            "first_total_ms": first.timings.get("total_ms"),
+            "median_ms": round(statistics.median(times), 1),
+            "p90_ms": round(sorted(times)[int(0.9 * (len(times) - 1))], 1),
+            "exchanges": len(times),
+            "in_memory": len(svc.store.layer(conv).active_numbers()),
+            "vectors_pending": svc.vectors_pending(conv) if hasattr(svc, "vectors_pending") else None,
+        }
+        if hasattr(svc, "close"):
+            svc.close()
+        if whatif:
+            from assistant import whatif as W
+
+            t0 = time.perf_counter()
+            W.compare(W.load(store, conv))
+            out["whatif_s"] = round(time.perf_counter() - t0, 3)
+        return out
+    finally:
+        store.close()
+
+
+def cmd_exchange(args) -> int:
+    sizes = [int(x) for x in args.turns.split(",") if x.strip()]
+    with tempfile.TemporaryDirectory(prefix="lagmem-exchange-") as tmp:
+        # a warm process: modules loaded, the token counter and the ranker built, before any timing
+        run_size(f"sqlite:///{Path(tmp) / 'warm.db'}", 50, 2)
+    results = []
+    load_before = os.getloadavg()
+    print(f"{'turns':>8} {'import s':>9} {'first ms':>9} {'median ms':>10} {'p90 ms':>8} {'in memory':>10}")
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix="lagmem-exchange-") as tmp:
+            r = run_size(f"sqlite:///{Path(tmp) / 'exchange.db'}", n, args.exchanges, args.whatif)
+        results.append(r)
+        print(
+            f"{n:>8} {r['import_s']:>9.2f} {r['first_ms']:>9.1f} {r['median_ms']:>10.1f} {r['p90_ms']:>8.1f} "
+            f"{r['in_memory']:>10}" + (f"  what-if {r['whatif_s']:.2f} s" if "whatif_s" in r else ""),
+            flush=True,
+        )
+    summary = {}
+    if len(results) > 1:
+        small, large = results[0], results[-1]
+        summary["growth"] = round(large["median_ms"] / small["median_ms"], 2)
+        summary["first_over_median"] = round(max(r["first_ms"] / r["median_ms"] for r in results), 2)
+        print(
+            f"growth {small['turns']} -> {large['turns']} turns, median exchange: {summary['growth']}x (goal <= 1.3x); "
+            f"first after import / median, worst size: {summary['first_over_median']}x (goal <= 2x)"
+        )
+    load_after = os.getloadavg()
+    print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f}")
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "results": results,
+                    "summary": summary,
+                    "load_before": [round(x, 2) for x in load_before],
+                    "load_after": [round(x, 2) for x in load_after],
+                    "python": sys.version.split()[0],
+                },
+                indent=2,
+            ),
+            encoding="utf-8",
+        )
+    return 0
