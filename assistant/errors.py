@@ -109,3 +109,10 @@ class AlreadyAnswered(LagmemError):
     answer is not stored, so a turn never gets two."""
 
     default_message = "This message was answered meanwhile (in another tab or window?): this answer was not stored."
+
+
+class TooMuchWork(LagmemError):
+    """A replay (an import, a what-if comparison) passed its time budget and stopped; nothing was
+    stored. Its message says how far it got, about how long the whole would take, and what to do."""
+
+    default_message = "This took longer than its time limit and was stopped; nothing was stored."

@@ -17,6 +17,7 @@ tried again on its next request.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from collections.abc import Callable
@@ -67,6 +68,8 @@ class VectorFiller:
                 return
             self._queue[conv_id] = None
             if self._thread is None or not self._thread.is_alive():
+                if self._thread is None:
+                    atexit.register(self.close)  # a batch's write is not cut off at exit
                 self._thread = threading.Thread(target=self._work, name="lagmem-vectors", daemon=True)
                 self._thread.start()
             self._cond.notify()
