@@ -8,7 +8,11 @@ process, one ``ChatService`` (the scripted ``bench.fakes.llm.FakeLLM``, the hash
 after the import (timed apart) and then ``--exchanges`` more, each timed; the median is reported.
 The turns' vectors are filled by the service's background worker meanwhile, as in the app.
 
-Also: the import's own time per size, and (``--whatif``) one what-if comparison of every policy.
+Also: the import's own time per size, and (``--whatif``) one what-if comparison of every policy;
+and (``--scaled``) the import / what-if bound: files of 2,000 / 4,000 / 8,000 turns whose header
+budget (5 tokens per turn of the file) keeps about a third of them in memory, where each
+arrival's decision measures every turn in memory, so the cost is turns x memory; the web shell
+stops such a replay at its time limit (``web.sidebar.IMPORT_SECONDS``, ``web.whatif_panel.WHATIF_SECONDS``).
 Goals: growth of the median exchange <= 1.3x from 1,000 to 100,000 turns; the first exchange
 after an import <= 2x a normal one.
 """
@@ -30,8 +34,44 @@ def add_arguments(p) -> None:
     p.add_argument("--turns", default="1000,10000,100000", help="conversation lengths in turns")
     p.add_argument("--exchanges", type=int, default=15, help="timed exchanges per size after the first")
     p.add_argument("--whatif", action="store_true", help="also time one what-if comparison of every policy")
+    p.add_argument(
+        "--scaled",
+        default="",
+        metavar="TURNS",
+        help="also time imports and what-if comparisons with a budget of 5 tokens per turn",
+    )
     p.add_argument("--json", metavar="OUT", help="write results as JSON")
     p.set_defaults(func=cmd_exchange)
+
+
+def scaled_import(url: str, turns: int) -> dict:
+    """One import whose budget keeps about a third of the file in memory, then one comparison."""
+    from assistant import whatif as W
+    from assistant.models.tokens import make_token_counter
+    from assistant.replay import replay, settings_from
+    from assistant.store import open_store
+    from bench.pages import saved_file
+    from memory import transcript as T
+
+    store = open_store(url)
+    try:
+        text = saved_file(turns).replace('"budget": 2000', f'"budget": {5 * turns}', 1)
+        t0 = time.perf_counter()
+        t = T.parse(text)
+        log = replay(store, t, make_token_counter(None), settings_from(t.header), title="scaled", atomic=True)
+        import_s = time.perf_counter() - t0
+        rec = W.load(store, log.conversation_id)
+        t0 = time.perf_counter()
+        W.compare(rec)
+        return {
+            "turns": turns,
+            "budget": 5 * turns,
+            "in_memory": len(store.layer(log.conversation_id).active_numbers()),
+            "import_s": round(import_s, 2),
+            "whatif_all_policies_s": round(time.perf_counter() - t0, 2),
+        }
+    finally:
+        store.close()
 
 
 def _question(i: int) -> str:
@@ -117,6 +157,16 @@ def cmd_exchange(args) -> int:
             f"growth {small['turns']} -> {large['turns']} turns, median exchange: {summary['growth']}x (goal <= 1.3x); "
             f"first after import / median, worst size: {summary['first_over_median']}x (goal <= 2x)"
         )
+    scaled = []
+    for n in [int(x) for x in args.scaled.split(",") if x.strip()]:
+        with tempfile.TemporaryDirectory(prefix="lagmem-exchange-") as tmp:
+            r = scaled_import(f"sqlite:///{Path(tmp) / 'scaled.db'}", n)
+        scaled.append(r)
+        print(
+            f"scaled import {n:>6} turns (budget {r['budget']:,}, {r['in_memory']:,} in memory): import "
+            f"{r['import_s']:.2f} s, what-if of every policy {r['whatif_all_policies_s']:.2f} s",
+            flush=True,
+        )
     load_after = os.getloadavg()
     print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f}")
     if args.json:
@@ -125,6 +175,7 @@ def cmd_exchange(args) -> int:
                 {
                     "results": results,
                     "summary": summary,
+                    "scaled": scaled,
                     "load_before": [round(x, 2) for x in load_before],
                     "load_after": [round(x, 2) for x in load_after],
                     "python": sys.version.split()[0],
