@@ -51,41 +51,54 @@ class CandidateReader:
 
     def read(self, conv_id: int, exclude: int) -> tuple[list[Candidate], list[Candidate], set[int]]:
         """(turns in memory but ``exclude``, the newest evicted turns with a vector ready, oldest
-        first, at most ``miss_candidates``; the pinned turns in memory)."""
+        first, at most ``miss_candidates``; the pinned turns in memory). Evicted candidates carry
+        their vector only (``role`` and ``content`` empty): the miss search reads nothing else."""
         model = self.embedder.model_name
-        seen: dict[int, Candidate] = {}
         with self.store.reading() as r:
             memory = r.memory_flags(conv_id, exclude=exclude)
             evicted = r.evicted_flags(conv_id, self.miss_candidates)
             # the row's id and creation time identify it: SQLite may reuse the ids of a deleted
             # conversation, and then the cached text must not be served for the new one
-            missing = []
-            for seq, rid, at in [(m.seq, m.id, m.created_at) for m in memory] + [tuple(e) for e in evicted]:
-                hit = self._cache.get((conv_id, seq))
-                if hit is not None and hit[0] == (rid, at, model):
-                    seen[seq] = hit[1]
-                else:
-                    missing.append(seq)
-            rows = list(r.turn_texts(conv_id, missing))
-        in_memory = {m.seq for m in memory}
+            active = {m.seq: self._hit(conv_id, m, model, text=True) for m in memory}
+            gone = {e.seq: self._hit(conv_id, e, model, text=False) for e in evicted}
+            rows = list(r.turn_texts(conv_id, [n for n, c in active.items() if c is None]))
+            # an evicted turn without this model's vector is not read: the worker fills it
+            ready = [e.seq for e in evicted if gone[e.seq] is None and e.embedding_model == model]
+            vectors = list(r.turn_vectors(conv_id, ready))
         stale = [row for row in rows if not row.embedding or row.embedding_model != model]
-        now = [row for row in stale if row.seq in in_memory]
-        fresh = dict(zip([row.seq for row in now], self._embed_many([row.content for row in now])))
+        fresh = dict(zip([row.seq for row in stale], self._embed_many([row.content for row in stale])))
         if fresh:
             self._save(conv_id, fresh)
-        if len(now) < len(stale):
-            self.vectors.request(conv_id)  # evicted turns without a vector: in the background
+        by_seq = {m.seq: m for m in memory}
         for row in rows:
-            if row.seq in fresh:
-                vec = fresh[row.seq]
-            elif row.embedding and row.embedding_model == model:
-                vec = unpack_vector(row.embedding, row.embedding_dim)
-            else:
-                continue  # evicted, its vector not ready: not a miss candidate yet
-            seen[row.seq] = self.keep(conv_id, row, vec)
-        active = [seen[m.seq] for m in memory]
-        pinned = {m.seq for m in memory if m.pinned}
-        return active, [seen[e.seq] for e in reversed(evicted) if e.seq in seen], pinned
+            vec = fresh[row.seq] if row.seq in fresh else unpack_vector(row.embedding, row.embedding_dim)
+            active[row.seq] = self.keep(conv_id, row, vec)
+        flags = {e.seq: e for e in evicted}
+        for row in vectors:
+            if row.embedding:
+                gone[row.seq] = self._keep_vector(
+                    conv_id, flags[row.seq], unpack_vector(row.embedding, row.embedding_dim)
+                )
+        if any(e.embedding_model != model for e in evicted):
+            self.vectors.request(conv_id)  # evicted turns without a vector: in the background
+        pinned = {n for n in active if by_seq[n].pinned}
+        return list(active.values()), [gone[e.seq] for e in reversed(evicted) if gone[e.seq] is not None], pinned
+
+    def _hit(self, conv_id: int, flags, model: str, *, text: bool) -> Candidate | None:
+        """The cached candidate for this row, if it is the same row under the same model (and has
+        its text, when ``text``)."""
+        hit = self._cache.get((conv_id, flags.seq))
+        if hit is None or hit[0] != (flags.id, flags.created_at, model):
+            return None
+        return hit[1] if not text or hit[1].content is not None else None
+
+    def _keep_vector(self, conv_id: int, flags, vec: np.ndarray) -> Candidate:
+        """An evicted turn's vector (no text), kept unless its text is kept already."""
+        c = Candidate(flags.seq, "", None, vec)
+        self._cache.put(
+            (conv_id, flags.seq), ((flags.id, flags.created_at, self.embedder.model_name), c), vec.nbytes + 200
+        )
+        return c
 
     def keep(self, conv_id: int, row, vec: np.ndarray) -> Candidate:
         """A turn's row (seq, role, content, id, created_at) and vector, kept as a candidate."""

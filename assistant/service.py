@@ -348,6 +348,12 @@ class ChatService:
         """In-memory turns, the miss search's evicted candidates, pinned numbers (``assistant.candidates``)."""
         return self.candidates.read(conv_id, exclude)
 
+    def imported(self, conv_id: int) -> None:
+        """After an import (its turns have no vectors): the turns in memory embedded and kept now
+        (the budget bounds them), the others in the background, so the first answer costs what
+        any answer does."""
+        self.candidates.read(conv_id, exclude=None)
+
     def vectors_pending(self, conv_id: int) -> int:
         """Turns of ``conv_id`` still without a vector of the embedding model."""
         return self.candidates.pending(conv_id)

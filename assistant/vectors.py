@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -31,7 +32,9 @@ from assistant.models.embeddings import pack_vector
 log = logging.getLogger(__name__)
 
 BATCH = 256  # turns embedded and stored per transaction
-PAUSE_S = 0.05  # after each batch's write: lets a waiting writer (an exchange) take the lock
+# after each batch's write: lets a waiting writer (an exchange) take the lock; at least as long as
+# the batch took, so the worker takes at most half of a core from the answers
+PAUSE_S = 0.05
 
 
 @dataclass
@@ -108,6 +111,7 @@ class VectorFiller:
             self._progress[conv_id] = state
         before = None
         while not self._stop.is_set():
+            started = time.perf_counter()
             with self.store.reading() as r:
                 rows = r.without_vectors(conv_id, model, before=before, limit=self.batch)
             if not rows:
@@ -126,7 +130,7 @@ class VectorFiller:
             if progress is not None:
                 progress(Progress(state.done, state.total))
             if self.pause:
-                self._stop.wait(self.pause)
+                self._stop.wait(max(self.pause, time.perf_counter() - started))
         return state.done
 
     def _work(self) -> None:

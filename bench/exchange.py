@@ -79,75 +79,90 @@ def _question(i: int) -> str:
     return f"what did I say about {words} ({i})?"
 
 
-def run_size(url: str, turns: int, exchanges: int, whatif: bool = False) -> dict:
-    from assistant.models.tokens import make_token_counter
+def run_size(svc, turns: int, exchanges: int, whatif: bool = False) -> dict:
+    """Import a ``turns``-turn conversation into ``svc``'s database, as the web shell does it, and
+    time its exchanges."""
     from assistant.replay import replay, settings_from
+    from bench.pages import saved_file
+    from memory import transcript as T
+
+    store = svc.store
+    text = saved_file(turns)
+    t0 = time.perf_counter()
+    t = T.parse(text)
+    log = replay(store, t, svc.counter, settings_from(t.header), title="long conversation", atomic=True)
+    import_s = time.perf_counter() - t0
+    conv = log.conversation_id
+    # what the sidebar's import does next: the turns in memory embedded now, the rest in the background
+    t0 = time.perf_counter()
+    svc.imported(conv)
+    imported_ms = (time.perf_counter() - t0) * 1000.0
+    t0 = time.perf_counter()
+    first = svc.ask(conv, _question(0))
+    first_ms = (time.perf_counter() - t0) * 1000.0
+    times = []
+    for i in range(1, exchanges + 1):
+        t0 = time.perf_counter()
+        svc.ask(conv, _question(i))
+        times.append((time.perf_counter() - t0) * 1000.0)
+    out = {
+        "turns": turns,
+        "import_s": round(import_s, 3),
+        "imported_step_ms": round(imported_ms, 1),
+        "first_ms": round(first_ms, 1),
+        "first_total_ms": first.timings.get("total_ms"),
+        "median_ms": round(statistics.median(times), 1),
+        "p90_ms": round(sorted(times)[int(0.9 * (len(times) - 1))], 1),
+        "exchanges": len(times),
+        "in_memory": len(store.layer(conv).active_numbers()),
+        "vectors_pending_after": svc.vectors_pending(conv),
+    }
+    if whatif:
+        from assistant import whatif as W
+
+        t0 = time.perf_counter()
+        W.compare(W.load(store, conv))
+        out["whatif_s"] = round(time.perf_counter() - t0, 3)
+    return out
+
+
+def _service(url: str):
+    from assistant.models.tokens import make_token_counter
     from assistant.service import ChatService
     from assistant.store import open_store
     from bench.fakes.embedder import HashEmbedder
     from bench.fakes.llm import FakeLLM
-    from bench.pages import saved_file
-    from memory import transcript as T
 
-    counter = make_token_counter(None)
-    store = open_store(url)
-    try:
-        text = saved_file(turns)
-        t0 = time.perf_counter()
-        t = T.parse(text)
-        log = replay(store, t, counter, settings_from(t.header), title="long conversation", atomic=True)
-        import_s = time.perf_counter() - t0
-        conv = log.conversation_id
-        svc = ChatService(store, FakeLLM(default="Noted."), HashEmbedder(), counter)
-        t0 = time.perf_counter()
-        first = svc.ask(conv, _question(0))
-        first_ms = (time.perf_counter() - t0) * 1000.0
-        times = []
-        for i in range(1, exchanges + 1):
-            t0 = time.perf_counter()
-            svc.ask(conv, _question(i))
-            times.append((time.perf_counter() - t0) * 1000.0)
-        out = {
-            "turns": turns,
-            "import_s": round(import_s, 3),
-            "first_ms": round(first_ms, 1),
-            "first_total_ms": first.timings.get("total_ms"),
-            "median_ms": round(statistics.median(times), 1),
-            "p90_ms": round(sorted(times)[int(0.9 * (len(times) - 1))], 1),
-            "exchanges": len(times),
-            "in_memory": len(svc.store.layer(conv).active_numbers()),
-            "vectors_pending": svc.vectors_pending(conv) if hasattr(svc, "vectors_pending") else None,
-        }
-        if hasattr(svc, "close"):
-            svc.close()
-        if whatif:
-            from assistant import whatif as W
-
-            t0 = time.perf_counter()
-            W.compare(W.load(store, conv))
-            out["whatif_s"] = round(time.perf_counter() - t0, 3)
-        return out
-    finally:
-        store.close()
+    return ChatService(open_store(url), FakeLLM(default="Noted."), HashEmbedder(), make_token_counter(None))
 
 
 def cmd_exchange(args) -> int:
     sizes = [int(x) for x in args.turns.split(",") if x.strip()]
-    with tempfile.TemporaryDirectory(prefix="lagmem-exchange-") as tmp:
-        # a warm process: modules loaded, the token counter and the ranker built, before any timing
-        run_size(f"sqlite:///{Path(tmp) / 'warm.db'}", 50, 2)
     results = []
     load_before = os.getloadavg()
-    print(f"{'turns':>8} {'import s':>9} {'first ms':>9} {'median ms':>10} {'p90 ms':>8} {'in memory':>10}")
-    for n in sizes:
-        with tempfile.TemporaryDirectory(prefix="lagmem-exchange-") as tmp:
-            r = run_size(f"sqlite:///{Path(tmp) / 'exchange.db'}", n, args.exchanges, args.whatif)
-        results.append(r)
-        print(
-            f"{n:>8} {r['import_s']:>9.2f} {r['first_ms']:>9.1f} {r['median_ms']:>10.1f} {r['p90_ms']:>8.1f} "
-            f"{r['in_memory']:>10}" + (f"  what-if {r['whatif_s']:.2f} s" if "whatif_s" in r else ""),
-            flush=True,
-        )
+    print(
+        f"{'turns':>8} {'import s':>9} {'+memory ms':>11} {'first ms':>9} {'median ms':>10} {'p90 ms':>8} "
+        f"{'in memory':>10} {'no vector':>10}"
+    )
+    with tempfile.TemporaryDirectory(prefix="lagmem-exchange-") as tmp:
+        # one database and one service for every size, as in the app's process; warmed first
+        # (modules loaded, statements compiled, the token counter and the ranker built)
+        svc = _service(f"sqlite:///{Path(tmp) / 'exchange.db'}")
+        try:
+            run_size(svc, 50, 2)
+            for n in sizes:
+                r = run_size(svc, n, args.exchanges, args.whatif)
+                results.append(r)
+                print(
+                    f"{n:>8} {r['import_s']:>9.2f} {r['imported_step_ms']:>11.1f} {r['first_ms']:>9.1f} "
+                    f"{r['median_ms']:>10.1f} {r['p90_ms']:>8.1f} {r['in_memory']:>10} {r['vectors_pending_after']:>10}"
+                    + (f"  what-if {r['whatif_s']:.2f} s" if "whatif_s" in r else ""),
+                    flush=True,
+                )
+                svc.candidates.vectors.idle(timeout=600)  # the next size starts with no worker running
+        finally:
+            svc.close()
+            svc.store.close()
     summary = {}
     if len(results) > 1:
         small, large = results[0], results[-1]

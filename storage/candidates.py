@@ -29,9 +29,9 @@ def memory_flags(s: Session, conv_id: int, *, exclude: int | None = None):
 
 
 def evicted_flags(s: Session, conv_id: int, limit: int):
-    """(seq, id, created_at) of the ``limit`` newest evicted turns, newest first."""
+    """(seq, id, created_at, embedding_model) of the ``limit`` newest evicted turns, newest first."""
     q = (
-        select(Turn.seq, Turn.id, Turn.created_at)
+        select(Turn.seq, Turn.id, Turn.created_at, Turn.embedding_model)
         .where(Turn.conversation_id == conv_id, Turn.state == "evicted")
         .order_by(Turn.seq.desc())
         .limit(limit)
@@ -76,6 +76,16 @@ def turn_texts(s: Session, conv_id: int, seqs: Sequence[int], chunk: int = 500):
         )
 
 
+def turn_vectors(s: Session, conv_id: int, seqs: Sequence[int], chunk: int = 500):
+    """(seq, embedding, embedding_dim) of the turns ``seqs``: no text (the miss search needs none)."""
+    for start in range(0, len(seqs), chunk):
+        yield from s.execute(
+            select(Turn.seq, Turn.embedding, Turn.embedding_dim).where(
+                Turn.conversation_id == conv_id, Turn.seq.in_(seqs[start : start + chunk])
+            )
+        )
+
+
 _SET_VECTOR = (
     update(_TURNS)
     .where(_TURNS.c.conversation_id == bindparam("b_conv"), _TURNS.c.seq == bindparam("b_seq"))
@@ -104,7 +114,7 @@ class Reader:
         return memory_flags(self._session, conv_id, exclude=exclude)
 
     def evicted_flags(self, conv_id: int, limit: int) -> list[Row]:
-        """(seq, id, created_at) of the ``limit`` newest evicted turns, newest first."""
+        """(seq, id, created_at, embedding_model) of the ``limit`` newest evicted turns, newest first."""
         return evicted_flags(self._session, conv_id, limit)
 
     def without_vectors(self, conv_id: int, model: str, *, before: int | None, limit: int) -> list[Row]:
@@ -113,6 +123,10 @@ class Reader:
 
     def count_without_vectors(self, conv_id: int, model: str) -> int:
         return count_without_vectors(self._session, conv_id, model)
+
+    def turn_vectors(self, conv_id: int, seqs: list[int]) -> Iterator[Row]:
+        """(seq, embedding, embedding_dim) of the turns ``seqs``."""
+        return turn_vectors(self._session, conv_id, seqs)
 
     def turn_texts(self, conv_id: int, seqs: list[int]) -> Iterator[Row]:
         """(seq, role, content, embedding, embedding_dim, id, created_at, embedding_model) of the turns ``seqs``."""

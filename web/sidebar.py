@@ -103,8 +103,8 @@ def import_text(svc: ChatService, text: str, name: str, target: MemoryStore | No
         )
     except TooMuchWork as exc:
         return None, exc.message
-    # the turns' vectors (an import stores none) are embedded in the background, newest first
-    svc.candidates.vectors.request(log.conversation_id)
+    # an import stores no vectors: those of the turns in memory now, the others in the background
+    svc.imported(log.conversation_id)
     return log.conversation_id, f"Imported {len(log.turns)} turns from “{name}”."
 
 
