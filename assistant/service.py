@@ -146,7 +146,8 @@ class Exchange:
         self.done = False
 
     def stream(self) -> Iterator[str]:
-        yield from self.service._answer(self)
+        with self.service.candidates.vectors.exchange():  # the background vector worker waits
+            yield from self.service._answer(self)
         self.done = True
 
     def run(self) -> ExchangeResult:

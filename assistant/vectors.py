@@ -8,7 +8,8 @@ newest first (the miss search looks at the newest evicted turns), in batches of 
 each batch's vectors stored in one short transaction with a pause after it, so other writers get
 the lock; an exchange meanwhile uses the vectors that are ready (``ChatService``: the turns in
 memory are embedded at once, since the budget bounds them; an evicted turn without its vector is
-left out of the miss search until it has one). ``progress(conv)`` says how far it is.
+left out of the miss search until it has one). Exchanges come first: no batch starts while one
+runs (for up to ``YIELD_S``). ``progress(conv)`` says how far it is.
 
 One worker thread per service, started on the first request and idle when the queue is empty; a
 failure (the database busy or read-only, the model failing) is logged and that conversation is
@@ -21,7 +22,8 @@ import atexit
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +34,9 @@ from assistant.models.embeddings import pack_vector
 log = logging.getLogger(__name__)
 
 BATCH = 256  # turns embedded and stored per transaction
+# a batch waits while exchanges run (they come first), but never longer than this: a busy server
+# still fills its vectors
+YIELD_S = 1.0
 # after each batch's write: lets a waiting writer (an exchange) take the lock; at least as long as
 # the batch took, so the worker takes at most half of a core from the answers
 PAUSE_S = 0.05
@@ -62,6 +67,7 @@ class VectorFiller:
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._busy = 0  # exchanges running now (``exchange()``)
 
     # ----- asking ----------------------------------------------------------------------------
     def request(self, conv_id: int) -> None:
@@ -84,6 +90,18 @@ class VectorFiller:
             if p is None and conv_id in self._queue:
                 return Progress(0, 0)
             return None if p is None else Progress(p.done, p.total)
+
+    @contextmanager
+    def exchange(self) -> Iterator[None]:
+        """Around an exchange: the worker starts no batch meanwhile (for up to ``YIELD_S``)."""
+        with self._cond:
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._busy -= 1
+                self._cond.notify_all()
 
     def idle(self, timeout: float | None = None) -> bool:
         """Wait until nothing is queued or being filled (tests, the benchmark); True if so."""
@@ -111,6 +129,8 @@ class VectorFiller:
             self._progress[conv_id] = state
         before = None
         while not self._stop.is_set():
+            with self._cond:
+                self._cond.wait_for(lambda: not self._busy or self._stop.is_set(), YIELD_S)
             started = time.perf_counter()
             with self.store.reading() as r:
                 rows = r.without_vectors(conv_id, model, before=before, limit=self.batch)
