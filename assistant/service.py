@@ -46,6 +46,7 @@ from assistant.candidates import CandidateReader
 from assistant.errors import AlreadyAnswered
 from assistant.models.embeddings import pack_vector, unpack_vector
 from assistant.models.profile import ModelProfile, profile_of
+from assistant.retrieval import hybrid
 from assistant.retrieval.step import (
     Miss,
     RetrievalConfig,
@@ -352,8 +353,9 @@ class ChatService:
     def imported(self, conv_id: int) -> None:
         """After an import (its turns have no vectors): the turns in memory embedded and kept now
         (the budget bounds them), the others in the background, so the first answer costs what
-        any answer does."""
-        self.candidates.read(conv_id, exclude=None)
+        any answer does (the ranker's per-turn caches filled too)."""
+        active, _, _ = self.candidates.read(conv_id, exclude=None)
+        hybrid.warm([c.content for c in active])
 
     def vectors_pending(self, conv_id: int) -> int:
         """Turns of ``conv_id`` still without a vector of the embedding model."""

@@ -245,3 +245,22 @@ def test_a_comparison_past_its_time_budget_stops_with_a_clear_error(store, count
     with pytest.raises(TooMuchWork, match="The comparison stopped after .* of the way"):
         W.compare(rec, deadline=Deadline(5, "the comparison", clock=Clock()))
     assert len(W.compare(rec, deadline=Deadline(10**6, "the comparison"))) == len(W.POLICY_NAMES)
+
+
+def test_the_vector_worker_waits_while_an_exchange_runs(store, counter, monkeypatch):
+    from assistant import vectors
+
+    monkeypatch.setattr(vectors, "YIELD_S", 30.0)
+    t = saved(300)
+    conv = replay(store, t, counter, settings_from(t.header), atomic=True).conversation_id
+    svc = service(store, counter)
+    filler = svc.candidates.vectors
+    try:
+        with filler.exchange():
+            filler.request(conv)
+            assert not filler.idle(timeout=0.5)  # queued, no batch started
+            assert svc.vectors_pending(conv) == 300
+        assert filler.idle(timeout=60)
+        assert svc.vectors_pending(conv) == 0
+    finally:
+        svc.close()
