@@ -161,7 +161,7 @@ def cmd_exchange(args) -> int:
         # (modules loaded, statements compiled, the token counter and the ranker built)
         svc = _service(f"sqlite:///{Path(tmp) / 'exchange.db'}")
         try:
-            run_size(svc, 50, 2)
+            run_size(svc, 1000, 3)
             for n in sizes:
                 r = run_size(svc, n, args.exchanges, args.whatif)
                 results.append(r)
