@@ -95,7 +95,9 @@ def cmd_replay(args) -> int:
         url = args.db or f"sqlite:///{Path(tmp) / 'replay.db'}"
         store = open_store(url)
         try:
-            log = replay(store, t, _counter(), settings, title=t.header.get("title") or Path(args.file).stem)
+            log = replay(
+                store, t, _counter(), settings, title=t.header.get("title") or T.fit_title(Path(args.file).stem)
+            )
         finally:
             store.close()
     if args.json:
@@ -112,6 +114,8 @@ def cmd_import(args) -> int:
     from assistant.runtime import default_settings
     from assistant.store import open_store
 
+    if args.title is not None and (problem := T.title_problem(args.title)):
+        raise SystemExit(f"lagmem: --title {problem} (nothing was stored)")
     t = _read_transcript(args.file)
     settings = settings_from(t.header, defaults=default_settings())  # as the app's sidebar imports
     log = replay(
@@ -119,7 +123,7 @@ def cmd_import(args) -> int:
         t,
         _counter(),
         settings,
-        title=args.title or t.header.get("title") or Path(args.file).stem,
+        title=args.title or t.header.get("title") or T.fit_title(Path(args.file).stem),
         owner=args.user,
         atomic=True,
     )
