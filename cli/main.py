@@ -298,7 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args) or 0
     except (ConfigError, LLMError) as exc:  # a bad setting or an unreachable model: say so, plainly
-        raise SystemExit(f"lagmem: {exc.message}") from exc
+        from assistant.redact import redact
+
+        raise SystemExit(f"lagmem: {redact(exc.message)}") from exc
 
 
 if __name__ == "__main__":

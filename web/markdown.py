@@ -16,8 +16,9 @@ us), and the work is linear in the answer's length (no backtracking pattern). Wh
   other target (``javascript:``, ``data:``, relative paths) leaves the link's text alone;
 * images are never loaded: ``[image: alt text]`` is shown instead;
 * raw HTML (blocks and inline tags) is shown as the text it is;
-* every other token, and every piece of text, is shown literally: all ASCII punctuation in text is
-  backslash-escaped, so nothing in it can start Markdown, HTML, an entity, LaTeX or a directive.
+* every other token, and every piece of text, is shown literally: each character that could start
+  Markdown, HTML, an entity, LaTeX or a directive is backslash-escaped (those that only count at
+  the start of a line, there, and at the start of every line a text piece begins).
 
 An answer longer than ``MAX_MARKDOWN_CHARS`` is shown as literal text (no formatting): the parser
 is linear, but its constant (a few microseconds a character on adversarial input, holding the
@@ -35,7 +36,16 @@ SAFE_SCHEMES = ("http://", "https://", "mailto:")
 MAX_MARKDOWN_CHARS = 50_000
 
 _PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
-_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
+# every target is parsed as a link (the parser would leave a javascript: link as text with its
+# brackets); which targets stay links is decided here, by _safe_href
+_PARSER.validateLink = lambda url: True
+# characters that start or delimit a construct wherever they stand (Markdown, GFM, HTML, entities,
+# Streamlit's LaTeX and directives, and "!" which would make an image of a link we write after it);
+# "(" matters only after "]"
+_ANYWHERE = re.compile(r"([\\`*_\[\]<&$:~|!])")
+# characters that start a block only at the start of a line: a heading, a quote, a list item, a
+# setext underline or thematic break, an ordered list's "1." or "1)"
+_LINE_START = re.compile(r"^([ \t]*)([#>+\-=]|\d{1,9}[.)])", re.M)
 _URL_UNSAFE = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!&'*+,;=%]")  # percent-encoded in a link target
 _INFO = re.compile(r"[A-Za-z0-9_+#.\-]{1,40}")
 _BACKTICKS = re.compile(r"`+")
@@ -44,8 +54,9 @@ _INLINE_MARKS["s_close"] = "~~"
 
 
 def escape_text(text: str) -> str:
-    """Text that renders literally in CommonMark and in Streamlit's Markdown."""
-    return _PUNCT.sub(r"\\\1", text)
+    """Text that renders literally in CommonMark and in Streamlit's Markdown, wherever it stands."""
+    text = _ANYWHERE.sub(r"\\\1", text)
+    return _LINE_START.sub(lambda m: m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], text)
 
 
 def literal_lines(text: str) -> list[str]:
@@ -85,8 +96,10 @@ def _inline(children: list[Token], *, breaks: bool = True, in_table: bool = Fals
     links: list[str | None] = []  # the safe target of each open link, or None (shown as text)
     for t in children:
         kind = t.type
-        if kind in ("text", "text_special", "html_inline"):
+        if kind in ("text", "text_special"):
             out.append(escape_text(t.content))
+        elif kind == "html_inline":  # a tag may span lines: each line is a line of the block
+            out.append(("\n" if breaks else " ").join(escape_text(line) for line in t.content.split("\n")))
         elif kind == "softbreak":
             out.append("\n" if breaks else " ")
         elif kind == "hardbreak":

@@ -108,13 +108,21 @@ def test_code_keeps_its_text_exactly():
 def test_streamlit_and_html_syntax_in_text_is_escaped():
     # an entity shows as the character it names (as CommonMark reads it), escaped
     out = answer_markdown("$x$ :red[a] :material/home: &lt;b&gt; <b> &amp;")
-    assert out == "\\$x\\$ \\:red\\[a\\] \\:material\\/home\\: \\<b\\> \\<b\\> \\&"
+    assert out == "\\$x\\$ \\:red\\[a\\] \\:material/home\\: \\<b> \\<b> \\&"
+
+
+def test_text_that_only_counts_at_a_line_start_is_escaped_there():
+    out = answer_markdown("Plain text. 1. not a list\n2. still text\n\\- no item\n\\# no heading")
+    assert out == "Plain text. 1. not a list\n2\\. still text\n\\- no item\n\\# no heading"
+    assert [t.type for t in READER.parse(out)] == ["paragraph_open", "inline", "paragraph_close"]
 
 
 def test_links_to_other_schemes_keep_only_their_text():
-    assert answer_markdown('[a](JavaScript:alert(1) "t")') == '\\[a\\]\\(JavaScript\\:alert\\(1\\) \\"t\\"\\)'
-    assert answer_markdown("[z](/relative) [y](data:text/html,x)") == "z \\[y\\]\\(data\\:text\\/html\\,x\\)"
-    assert answer_markdown("[a][1]\n\n[1]: javascript:alert(1)").startswith("\\[a\\]\\[1\\]")
+    assert answer_markdown('[a](JavaScript:alert(1) "t")') == "a"
+    assert answer_markdown("[z](/relative) [y](data:text/html,x) [m](mailto:a@b.example)") == (
+        "z y [m](mailto:a@b.example)"
+    )
+    assert answer_markdown("[a][1]\n\n[1]: javascript:alert(1)") == "a"
 
 
 def test_a_cut_off_fence_is_still_code():
