@@ -20,6 +20,10 @@ us), and the work is linear in the answer's length (no backtracking pattern). Wh
   Markdown, HTML, an entity, LaTeX or a directive is backslash-escaped (those that only count at
   the start of a line, there, and at the start of every line a text piece begins).
 
+Checked in Streamlit's own renderer in a browser (tests/web/test_browser_markdown.py). Two things it
+does on text whatever the escaping: a bare web address becomes a link (GFM autolinks, still only
+http/https), and ``:material/name:`` an icon from its bundled font; neither loads anything.
+
 An answer longer than ``MAX_MARKDOWN_CHARS`` is shown as literal text (no formatting): the parser
 is linear, but its constant (a few microseconds a character on adversarial input, holding the
 interpreter lock) would still stall every session of the server for a multi-megabyte turn.

@@ -7,14 +7,12 @@ native code takes down the server, not the Streamlit process.
 Lifecycle (the invariants):
 * one server per process, started on first use by :func:`ensure_server` (thread-safe: concurrent
   first requests from two browser tabs start one server); a server found dead is restarted;
-* the child binds its own port (port 0 unless one is asked for) and holds it from then on, then
-  reports the number in a file: no port is chosen, released and bound again (another process could
-  take it in between);
-* health-checked: ``GET /v1/models`` is polled until it lists the model we started (any other
-  answer is not our server) or a deadline passes; if the process dies first, the error carries the
-  tail of its log;
-* the child gets a minimal environment (:func:`child_environment`): no API keys, no settings of
-  ours or of llama-cpp-python's own (its settings read bare variables such as ``API_KEY``, ``PORT``);
+* the child binds its own port (0 unless one is asked for), holds it, and reports it in a file: no
+  port is chosen, released and bound again (another process could take it in between);
+* ready when ``GET /v1/models`` lists our model (any other answer is not our server), within a
+  deadline; if the process dies first, the error carries the tail of its log;
+* the child gets a minimal environment (:func:`child_environment`): no API keys, none of our
+  settings nor llama-cpp-python's (which reads bare variables such as ``API_KEY``, ``PORT``);
 * stopped at interpreter exit (``atexit``: terminate, then kill). If our process is killed
   without running atexit, the child notices its parent is gone and exits (a watchdog thread in
   :func:`_child_main`), so no orphan keeps a port and a core busy.
@@ -365,9 +363,7 @@ def _child_main(parent_pid: int, port_file: Path, module: str, server_args: list
 
 def serve_model_main(argv: list[str] | None = None) -> int:
     """``lagmem serve-model``: run the embedded server in the foreground until Ctrl+C."""
-    parser = argparse.ArgumentParser(
-        prog="lagmem serve-model", description="Serve the embedded SmolLM2 model on 127.0.0.1."
-    )
+    parser = argparse.ArgumentParser(prog="lagmem serve-model", description="Serve the embedded SmolLM2 on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     parser.add_argument(
         "--n-ctx", type=int, default=None, help="context window (default: LAGMEM_LOCAL_N_CTX, else 4096)"
