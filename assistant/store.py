@@ -281,6 +281,7 @@ class MemoryStore:
         """One short transaction inserting rows of a pending import (converted before it begins)."""
         prepared = chunks.prepare_rows(self.engine.dialect, table, rows)
         with _storage_errors(), self.engine.begin() as conn:
+            chunks.touch(conn, (row["conversation_id"] for row in rows))  # alive, and still pending
             chunks.insert_prepared(conn, prepared)
 
     def reveal_import(self, conv: Row, layer: MemoryLayer, dropped: int) -> None:
@@ -289,19 +290,23 @@ class MemoryStore:
             version = chunks.reveal(conn, conv.id, layer.step, dropped)
         self._keep(conv, version, layer)
 
-    def discard_import(self, conv_id: int, chunk: int = 5000) -> None:
-        """Delete a pending conversation, ``chunk`` rows per transaction (never a long write lock)."""
+    def discard_import(self, conv_id: int, chunk: int = 5000, *, untouched_since=None) -> None:
+        """Delete a pending conversation, ``chunk`` rows per transaction (never a long write lock);
+        each transaction first checks it is still pending (and, for the sweep, still untouched
+        since ``untouched_since``), so a conversation revealed or written meanwhile is left whole."""
         while True:
             with _storage_errors(), self.engine.begin() as conn:
-                if not chunks.delete_some(conn, conv_id, chunk):
+                if not chunks.delete_some(conn, conv_id, chunk, untouched_since=untouched_since):
                     return
 
     def sweep_imports(self, older_than_seconds: float = 3600.0) -> int:
-        """Discard pending conversations older than this (an import or delete cut off by a crash)."""
+        """Discard pending conversations no chunk was written to for this long (an import or delete
+        cut off by a crash); an import still being written is left alone. Returns how many were listed."""
+        before = repo.utcnow() - timedelta(seconds=older_than_seconds)
         with self.reader.connect() as conn:
-            stale = chunks.pending_conversations(conn, repo.utcnow() - timedelta(seconds=older_than_seconds))
+            stale = chunks.pending_conversations(conn, before)
         for conv_id in stale:
-            self.discard_import(conv_id)
+            self.discard_import(conv_id, untouched_since=before)
         return len(stale)
 
     def arrival(self, conv_id: int, content: str, *, owner: str | None = None, **row) -> need.Arrival:
