@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 from assistant import need
 from assistant.cache import ByteCache
 from assistant.config import default_url
+from assistant.errors import ConversationGone
 from assistant.scope import OwnerScope
 from assistant.store_errors import storage_errors as _storage_errors
 from memory import transcript as T
@@ -76,6 +77,20 @@ def load_layer(s: Session | Connection, conv: Conversation | Row) -> MemoryLayer
         repo.load_feedback(s, conv.id),
         step=conv.step,
     )
+
+
+def _same(read, conn, conv_id: int, owner: str | None, created):
+    """The conversation's row, locked; ``ConversationGone`` unless it is the one created at
+    ``created`` (when given): gone, or its id now names another conversation."""
+    try:
+        conv = read(conn, conv_id, owner=owner, lock=True)
+    except NotFound as exc:
+        if created is None:
+            raise
+        raise ConversationGone() from exc
+    if created is not None and conv.created_at != created:
+        raise ConversationGone()
+    return conv
 
 
 def _recent(rows: Iterable[tuple]) -> list[need.Previous]:
@@ -320,16 +335,20 @@ class MemoryStore:
 
     # ----- units of work -------------------------------------------------------------------
     @contextmanager
-    def transaction(self, conv_id: int, *, owner: str | None = None) -> Iterator[Tx]:
-        with self._unit(conv_id, owner) as (_, tx):
+    def transaction(self, conv_id: int, *, owner: str | None = None, created=None) -> Iterator[Tx]:
+        """A unit of work on the conversation. ``created``: the creation time of the conversation
+        the caller began with (an exchange: when its question was stored); checked under the lock,
+        so a write meant for a conversation deleted meanwhile raises ``ConversationGone`` and never
+        lands in another one (SQLite databases from before migration 0007 may reuse an id)."""
+        with self._unit(conv_id, owner, created) as (_, tx):
             yield tx
 
     @contextmanager
-    def _unit(self, conv_id: int, owner: str | None) -> Iterator[tuple[Connection, Tx]]:
+    def _unit(self, conv_id: int, owner: str | None, created=None) -> Iterator[tuple[Connection, Tx]]:
         """A unit of work and its connection (the store's own writes: the conversation's columns)."""
         with self._lock(conv_id), _storage_errors():
             with self.engine.begin() as conn:
-                conv = repo.conversation_row(conn, conv_id, owner=owner, lock=True)
+                conv = _same(repo.conversation_row, conn, conv_id, owner, created)
                 cached = self._cache.pop(conv_id)
                 layer = cached[1] if cached and cached[0] == (conv.created_at, conv.version) else load_layer(conn, conv)
                 tx = Tx(DatabaseSink(conn, conv.id), conv, layer)

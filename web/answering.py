@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from assistant.errors import LLMError
+from assistant.errors import LagmemError
 from assistant.service import Exchange
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ class Answering:
                 with self._cond:
                     self.parts.append(delta)
                     self._cond.notify_all()
-        except LLMError as exc:  # shown beside the question, with a Retry
+        except LagmemError as exc:  # a model error, a busy database, a deleted conversation: in words, with a Retry
             log.warning("conversation %d: the answer to turn %d failed: %s", self.conv_id, self.user_turn, exc.message)
             self.error = exc.message
         except BaseException as exc:  # kept for the page, which raises it where it can be seen
