@@ -18,6 +18,7 @@ from memory.policies import POLICIES
 from memory.types import MemorySettings
 from storage.models import Conversation, MemoryEvent, Turn
 from tests.web.test_app import INSPECTOR, app, rows, send, small_memory, svc  # noqa: F401  (svc: fixture)
+from web.text import md_text
 from web.views import load_view
 
 
@@ -270,3 +271,46 @@ def test_the_terminal_says_an_answer_was_cut_too():
 
     assert "cut at 37 tokens" in _summary(ExchangeResult(1, 1, cut_at=37))
     assert "cut at" not in _summary(ExchangeResult(1, 1))
+
+
+def test_a_message_the_database_could_not_store_is_kept_to_send_again(svc, monkeypatch):
+    from assistant.errors import StorageError
+
+    at = app()
+    conv = at.session_state["conv_id"]
+    real = svc.store.transaction
+    busy = StorageError("The database stayed busy (locked by another writer) for too long.", "locked")
+    monkeypatch.setattr(svc.store, "transaction", lambda *a, **kw: (_ for _ in ()).throw(busy))
+    at.chat_input[0].set_value("Please keep this long message I typed.").run()
+    assert not at.exception, at.exception
+    assert turns(svc, conv) == []  # not stored ...
+    assert md_text("Please keep this long message I typed.") in [m.markdown[0].value for m in at.chat_message]  # kept
+    assert any("Not sent: The database stayed busy" in e.value for e in at.error)
+    assert at.chat_input[0].proto.disabled is True  # the message keeps its place in the order
+    at.run()  # another run (any click) keeps it too, and does not try again by itself
+    assert turns(svc, conv) == [] and button(at, "Send again")
+    monkeypatch.setattr(svc.store, "transaction", real)
+    svc.llm.enqueue("Kept and answered.")
+    at.button(key=f"resend-{conv}").click().run()
+    assert not at.exception, at.exception
+    assert turns(svc, conv) == [
+        (1, "user", "Please keep this long message I typed."),
+        (2, "assistant", "Kept and answered."),
+    ]
+    assert not at.error and not button(at, "Send again") and at.chat_input[0].proto.disabled is False
+
+
+def test_an_unsent_message_can_be_discarded(svc, monkeypatch):
+    from assistant.errors import ConfigError
+
+    at = app()
+    conv = at.session_state["conv_id"]
+    monkeypatch.setattr(
+        svc, "send", lambda *a, **kw: (_ for _ in ()).throw(ConfigError("LAGMEM_LLM_TIMEOUT must be a number"))
+    )
+    at.chat_input[0].set_value("never mind").run()
+    assert any("Not sent: LAGMEM_LLM_TIMEOUT must be a number" in e.value for e in at.error)
+    at.button(key=f"discard-{conv}").click().run()
+    assert not at.exception and not at.error and turns(svc, conv) == []
+    assert md_text("never mind") not in [m.markdown[0].value for m in at.chat_message]
+    assert at.chat_input[0].proto.disabled is False
