@@ -116,3 +116,10 @@ class ConversationGone(LagmemError, LookupError):
     the answer is not stored, and never in another conversation."""
 
     default_message = "This conversation was deleted while its answer was being written: the answer was not stored."
+
+
+class Stopped(LagmemError):
+    """The person stopped the answer while it was being written: nothing of it is stored, and the
+    question keeps its Retry."""
+
+    default_message = "Stopped: the answer was not stored. Your message is kept; use Retry to answer it."

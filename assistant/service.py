@@ -16,7 +16,8 @@ unanswered one) on retry. An answer the model ended at the token limit is stored
 ``incomplete``, with the limit noted, so the chat can say where it was cut. A
 partial answer cut off mid-stream is *not* stored: the memory stays as it was after the user's
 turn. An exchange carries its conversation's identity (id and creation time): an answer whose
-conversation was deleted meanwhile raises ``ConversationGone`` and is stored nowhere. The order of
+conversation was deleted meanwhile raises ``ConversationGone`` and is stored nowhere; one stopped
+(``Exchange.stop``, the chat's Stop button) raises ``Stopped`` and is not stored either. The order of
 writes mirrors ``assistant.replay`` exactly (user turn + enforcement; restores + enforcement;
 answer + citations + enforcement), so an exported conversation replays to the same memory state.
 """
@@ -45,7 +46,7 @@ from assistant.answering.answer import (
 )
 from assistant.answering.notes import select_notes
 from assistant.cache import ByteCache
-from assistant.errors import AlreadyAnswered, ConversationGone, StorageError
+from assistant.errors import AlreadyAnswered, ConversationGone, Stopped, StorageError
 from assistant.models.embeddings import pack_vector, unpack_vector
 from assistant.models.profile import ModelProfile, profile_of
 from assistant.retrieval.step import (
@@ -57,6 +58,7 @@ from assistant.retrieval.step import (
     find_misses,
     retrieve,
 )
+from assistant.stop import StopSignal
 from assistant.store import MemoryStore, NotFound
 from memory.tokens import TokenCounter
 from memory.types import EvictionRecord
@@ -151,7 +153,13 @@ class Exchange:
         # the conversation's identity with its id (ids of deleted conversations may be reused by
         # old SQLite databases): the answer is stored only in the conversation its question was
         self.created = created
+        self.stop_signal = StopSignal()  # the chat's Stop button: nothing of the answer is stored
         self.done = False
+
+    def stop(self) -> None:
+        """End the answer now (from any thread): the stream is closed, the exchange raises
+        ``Stopped`` and stores nothing; the question keeps its Retry."""
+        self.stop_signal.stop()
 
     def stream(self) -> Iterator[str]:
         try:
@@ -286,7 +294,9 @@ class ChatService:
             )
             parts, cleaner = [], StreamCleaner()
             limit, info = min(self.answer_tokens, cap), {}
-            for delta in self.llm.stream(messages, max_tokens=limit, info=info):
+            for delta in self.llm.stream(messages, max_tokens=limit, info=info, stop=ex.stop_signal):
+                if ex.stop_signal.stopped:
+                    raise Stopped()
                 if not parts:
                     r.timings["ttft_ms"] = _ms(ex.t0)
                     r.timings["answer_ttft_ms"] = _ms(t1)
@@ -299,6 +309,8 @@ class ChatService:
             avec = self._embed(answer)
             r.answered_by = "model"
             r.cut_at = limit if info.get("finish_reason") == "length" else None
+        if ex.stop_signal.stopped:  # stopped while the answer was composed (or after its last token)
+            raise Stopped()
         self._record(ex, retrieval, misses, answer, avec)
         r.timings["total_ms"] = _ms(ex.t0)
 

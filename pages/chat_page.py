@@ -8,7 +8,8 @@ it (``service.send``: the user's turn is stored before the model is called) and 
 to a worker thread (``web.answering``), which stores the answer whatever the page does meanwhile.
 A message leaves the outbox only once it is stored: one that could not be (any lagmem error) stays
 on the page with why, to send again or discard.
-While an answer is generated the chat input stays disabled and the page follows the text. A
+While an answer is generated the chat input stays disabled, the page follows the text, and Stop
+ends it (nothing of it is stored; the question keeps its Retry and what had been written). A
 question left without an answer (a model error) shows "No answer yet" and a Retry, wherever it is.
 """
 
@@ -97,6 +98,15 @@ def render(shell: Shell) -> None:
         st.page_link(INSPECTOR, label="See and steer the memory in the inspector", icon=":material/insights:")
 
     if job is not None:
+        stopping = job.stopped_text is not None
+        st.button(
+            "Stopping…" if stopping else "Stop",
+            key=f"stop-{conv_id}",
+            icon=":material/stop_circle:",
+            on_click=job.stop,
+            disabled=stopping,
+            help="End this answer now: nothing of it is stored, and your message keeps its Retry.",
+        )
         follow(job, spinner_text())
         collect(shell, job)
         st.rerun()
@@ -229,7 +239,10 @@ def collect(shell: Shell, job: answering.Answering) -> None:
     if job.crash is not None:
         raise job.crash
     if job.error:
-        st.session_state.setdefault(ERRORS, {})[(job.conv_id, job.user_turn)] = job.error
+        error = job.error
+        if job.stopped_text:  # what it had written, as plain text beside the question
+            error += f" It had written: “{shorten(job.stopped_text, 2000)}”"
+        st.session_state.setdefault(ERRORS, {})[(job.conv_id, job.user_turn)] = error
 
 
 def spinner_text() -> str:

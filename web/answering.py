@@ -41,6 +41,7 @@ class Answering:
         self.error: str | None = None  # a model error, in words for the user
         self.crash: BaseException | None = None  # anything else: re-raised by the page that collects it
         self.finished_at: float | None = None
+        self.stopped_text: str | None = None  # set by ``stop``: what had been written when stopped
         self._cond = threading.Condition()
         self._ex = ex
         self._thread = threading.Thread(target=self._run, name=f"lagmem-answer-{self.conv_id}", daemon=True)
@@ -65,16 +66,27 @@ class Answering:
                 self.finished_at = time.monotonic()
                 self._cond.notify_all()
 
-    def follow(self, poll: float = 0.5) -> Iterator[str]:
-        """The answer's text from its start: what has arrived, then each delta until it ends."""
+    def stop(self) -> None:
+        """The Stop button: end the answer now; nothing of it is stored (its question keeps its
+        Retry, and the text written so far is kept in ``stopped_text`` for the page to show)."""
+        with self._cond:
+            self.stopped_text = "".join(self.parts)
+        self._ex.stop()
+
+    def follow(self, poll: float = 0.5, *, idle: bool = False) -> Iterator[str]:
+        """The answer's text from its start: what has arrived, then each delta until it ends.
+        ``idle``: also yield "" after each ``poll`` seconds without text, so a page following a
+        silent model still hands control back to Streamlit (a click on Stop then gets through)."""
         seen = 0
         while True:
             with self._cond:
-                while seen >= len(self.parts) and not self.done:
+                if seen >= len(self.parts) and not self.done:
                     self._cond.wait(poll)
                 new, seen, ended = self.parts[seen:], len(self.parts), self.done
             if new:
                 yield "".join(new)
+            elif idle and not ended:
+                yield ""
             if ended and seen >= len(self.parts):
                 return
 

@@ -6,6 +6,7 @@ says what holds it, a cut answer says so, and the first screen explains the app.
 from __future__ import annotations
 
 import threading
+import time
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -14,10 +15,11 @@ from assistant import runtime
 from assistant.answering.answer import answer_cap
 from assistant.errors import ServerUnreachable
 from assistant.models import embedded
+from bench.fakes.llm import FakeLLM
 from memory.policies import POLICIES
 from memory.types import MemorySettings
 from storage.models import Conversation, MemoryEvent, Turn
-from tests.web.test_app import INSPECTOR, app, rows, send, small_memory, svc  # noqa: F401  (svc: fixture)
+from tests.web.test_app import INSPECTOR, app, literal, rows, send, small_memory, svc  # noqa: F401  (svc: fixture)
 from web.text import md_text
 from web.views import load_view
 
@@ -314,3 +316,43 @@ def test_an_unsent_message_can_be_discarded(svc, monkeypatch):
     assert not at.exception and not at.error and turns(svc, conv) == []
     assert md_text("never mind") not in [m.markdown[0].value for m in at.chat_message]
     assert at.chat_input[0].proto.disabled is False
+
+
+class SlowLLM(FakeLLM):
+    """Writes a word every 0.1 s for 20 s, ending early when stopped (as the real client does)."""
+
+    def stream(self, messages, *, max_tokens=512, temperature=0.7, info=None, stop=None):
+        if info is not None:
+            info["finish_reason"] = "stop"
+
+        def words():
+            for i in range(200):
+                if stop is not None and stop.stopped:
+                    return
+                time.sleep(0.1)
+                yield f"word{i} "
+
+        return words()
+
+
+def test_stop_ends_an_answer_and_leaves_the_question_with_its_retry_and_what_was_written(svc):
+    from web import answering
+
+    at = app()
+    conv = at.session_state["conv_id"]
+    svc.llm = SlowLLM()
+    job = answering.start(str(runtime.get_store().engine.url), svc.send(conv, "Tell me a long story?"))
+    threading.Timer(1.0, job.stop).start()  # what the Stop button's click does
+    started = time.monotonic()
+    at.run()
+    assert not at.exception, at.exception
+    assert time.monotonic() - started < 10
+    assert turns(svc, conv) == [(1, "user", "Tell me a long story?")]  # nothing of the answer stored
+    error = " ".join(literal(e.value) for e in at.error)
+    assert "Stopped: the answer was not stored" in error and "It had written: “word0" in error
+    assert [b.key for b in button(at, "Retry")] == [f"retry-{conv}-1"]
+    assert at.chat_input[0].proto.disabled is False
+    svc.llm = FakeLLM()
+    svc.llm.enqueue("A short one.")
+    at.button(key=f"retry-{conv}-1").click().run()
+    assert turns(svc, conv)[-1] == (2, "assistant", "A short one.") and not at.error
