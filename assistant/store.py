@@ -93,6 +93,32 @@ def _same(read, conn, conv_id: int, owner: str | None, created):
     return conv
 
 
+def _export_events(events, misses) -> tuple[dict[int, list[T.EventLine]], dict[int, int]]:
+    """The saved format's events by step, and the token limit that cut each answer. At a step,
+    what a person did comes first, then the misses of the exchange that followed (it logs them
+    just before its answer, under the same lock); a miss the second chance restored stands for its
+    ``auto_restore`` event. An ``auto_restore`` without its miss (none is written so) is a restore."""
+    by_step: dict[int, list[T.EventLine]] = {}
+    restored = {(m.step, m.turn) for m in misses if m.restored}
+    cuts: dict[int, int] = {}
+    for e in events:
+        if e.kind == "answer":
+            note = json.loads(e.detail or "{}")
+            cut = note.get("cut_at") if isinstance(note, dict) else None
+            if isinstance(cut, int):
+                cuts[e.turn] = cut
+            continue
+        if e.kind == "auto_restore" and (e.step, e.turn) in restored:
+            continue
+        kind = "restore" if e.kind == "auto_restore" else e.kind
+        if kind in T.EVENTS:
+            value = float(e.detail) if kind == "feedback" else None
+            by_step.setdefault(e.step, []).append(T.EventLine(kind, e.turn, value))
+    for m in misses:
+        by_step.setdefault(m.step, []).append(T.EventLine("miss", m.turn, float(m.similarity), restored=m.restored))
+    return by_step, cuts
+
+
 def _recent(rows: Iterable[tuple]) -> list[need.Previous]:
     """Recent turns' (content, created_at, embedding, dim) rows as the need estimator reads them."""
     return [need.Previous(c, at, need.vector_of(e, d)) for c, at, e, d in rows]
@@ -110,9 +136,25 @@ class Tx:
     dropped: int = 0
     recent: list[need.Previous] | None = None  # the next turn's need context, read when first needed
 
-    def add_turn(self, role: str, content: str, tokens: int, arrival: need.Arrival | None = None, **row) -> TurnState:
-        """Store a turn with its prior expected need (``assistant/need.py``): ``arrival``'s, computed
-        before the unit of work, if the conversation is still at its clock; else computed now."""
+    def add_turn(
+        self,
+        role: str,
+        content: str,
+        tokens: int,
+        arrival: need.Arrival | None = None,
+        prior: float | None = None,
+        **row,
+    ) -> TurnState:
+        """Store a turn with its prior expected need (``assistant/need.py``): ``prior`` when given (an
+        exported turn's, kept on import), else ``arrival``'s, computed before the unit of work, if
+        the conversation is still at its clock; else computed now."""
+        if prior is not None:
+            if self.recent is not None:  # the context a later turn without a prior reads
+                now = need.Previous(content, utcnow(), need.vector_of(row.get("embedding"), row.get("embedding_dim")))
+                self.recent = (self.recent + [now])[-need.CONTEXT_TURNS :]
+            t = self.layer.add_turn(role, tokens, prior=prior)
+            self.sink.add_turn(t, content, **row)
+            return t
         if arrival is None or self.conv is None or arrival.at != (self.conv.created_at, self.layer.step):
             if self.recent is None:
                 self.recent = _recent(self.sink.recent_turns(need.CONTEXT_TURNS))
@@ -287,10 +329,12 @@ class MemoryStore:
                 candidates.set_vectors(conn, conv_id, vectors[start : start + 500])
 
     # ----- imports, written in short transactions ------------------------------------------
-    def begin_import(self, title: str, settings: MemorySettings, *, owner: str | None = None) -> Row:
+    def begin_import(
+        self, title: str, settings: MemorySettings, *, owner: str | None = None, auto_restore: bool = False
+    ) -> Row:
         """A new, pending conversation (invisible until ``reveal_import``), filled by ``write_rows``."""
         with _storage_errors(), self.engine.begin() as conn:
-            return repo.create_conversation(conn, title, settings, owner=owner, pending=True)
+            return repo.create_conversation(conn, title, settings, owner=owner, pending=True, auto_restore=auto_restore)
 
     def write_rows(self, table: str, rows: list[dict]) -> None:
         """One short transaction inserting rows of a pending import (converted before it begins)."""
@@ -416,18 +460,22 @@ class MemoryStore:
             header = {"lagmem": T.FORMAT_VERSION, "title": conv.title, **settings.to_dict()}
             if not settings.policy_params:
                 del header["policy_params"]  # a header names parameters only when some are set
+            if conv.auto_restore:
+                header["auto_restore"] = True
             cites = repo.load_answer_cites(s, conv_id)
-            events: dict[int, list[T.EventLine]] = {}
-            for e in repo.load_events(s, conv_id):
-                kind = {"auto_restore": "restore"}.get(e.kind, e.kind)
-                if kind in T.EVENTS:
-                    events.setdefault(e.step, []).append(
-                        T.EventLine(kind, e.turn, float(e.detail) if kind == "feedback" else None)
-                    )
+            events, cuts = _export_events(repo.load_events(s, conv_id), repo.load_misses(s, conv_id))
             items: list = list(events.get(0, []))
             for row in repo.turn_rows(s, conv_id, vectors=False):
                 items.append(
-                    T.TurnLine(row.seq, row.role, row.content, tuple(cites.get(row.seq, ())), reply_to=row.reply_to)
+                    T.TurnLine(
+                        row.seq,
+                        row.role,
+                        row.content,
+                        tuple(cites.get(row.seq, ())),
+                        reply_to=row.reply_to,
+                        prior=row.prior,
+                        cut_at=cuts.get(row.seq) if row.incomplete else None,
+                    )
                 )
                 items.extend(events.get(row.seq, []))
         return T.Transcript(header, items)
