@@ -31,6 +31,7 @@ from assistant import need
 from assistant.cache import ByteCache
 from assistant.config import default_url
 from assistant.errors import ConversationGone
+from assistant.exporting import saved_events
 from assistant.scope import OwnerScope
 from assistant.store_errors import storage_errors as _storage_errors
 from memory import transcript as T
@@ -91,32 +92,6 @@ def _same(read, conn, conv_id: int, owner: str | None, created):
     if created is not None and conv.created_at != created:
         raise ConversationGone()
     return conv
-
-
-def _export_events(events, misses) -> tuple[dict[int, list[T.EventLine]], dict[int, int]]:
-    """The saved format's events by step, and the token limit that cut each answer. At a step,
-    what a person did comes first, then the misses of the exchange that followed (it logs them
-    just before its answer, under the same lock); a miss the second chance restored stands for its
-    ``auto_restore`` event. An ``auto_restore`` without its miss (none is written so) is a restore."""
-    by_step: dict[int, list[T.EventLine]] = {}
-    restored = {(m.step, m.turn) for m in misses if m.restored}
-    cuts: dict[int, int] = {}
-    for e in events:
-        if e.kind == "answer":
-            note = json.loads(e.detail or "{}")
-            cut = note.get("cut_at") if isinstance(note, dict) else None
-            if isinstance(cut, int):
-                cuts[e.turn] = cut
-            continue
-        if e.kind == "auto_restore" and (e.step, e.turn) in restored:
-            continue
-        kind = "restore" if e.kind == "auto_restore" else e.kind
-        if kind in T.EVENTS:
-            value = float(e.detail) if kind == "feedback" else None
-            by_step.setdefault(e.step, []).append(T.EventLine(kind, e.turn, value))
-    for m in misses:
-        by_step.setdefault(m.step, []).append(T.EventLine("miss", m.turn, float(m.similarity), restored=m.restored))
-    return by_step, cuts
 
 
 def _recent(rows: Iterable[tuple]) -> list[need.Previous]:
@@ -463,7 +438,7 @@ class MemoryStore:
             if conv.auto_restore:
                 header["auto_restore"] = True
             cites = repo.load_answer_cites(s, conv_id)
-            events, cuts = _export_events(repo.load_events(s, conv_id), repo.load_misses(s, conv_id))
+            events, cuts = saved_events(repo.load_events(s, conv_id), repo.load_misses(s, conv_id))
             items: list = list(events.get(0, []))
             for row in repo.turn_rows(s, conv_id, vectors=False):
                 items.append(

@@ -34,17 +34,15 @@ from assistant.config import LLMConfig, current
 from assistant.errors import (
     BadResponse,
     ContextTooLong,
-    LagmemError,
     LLMError,
     LLMTimeout,
     NoAPIKey,
     RateLimited,
     ServerUnreachable,
-    Stopped,
 )
 from assistant.models.backends import profile_for
 from assistant.models.profile import ModelProfile
-from assistant.stop import StopSignal
+from assistant.stop import StopSignal, StreamWatch
 
 log = logging.getLogger(__name__)
 
@@ -299,10 +297,10 @@ class LLMClient:
             )
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
             raise self._map(exc, "starting the answer") from exc
-        watch = _Watch(sdk_stream, self.config.deadline, started, stop)
+        watch = StreamWatch(sdk_stream, self.config.deadline, started, stop)
         return self._deltas(sdk_stream, info, watch)
 
-    def _deltas(self, sdk_stream: Any, info: dict | None, watch: _Watch) -> Iterator[str]:
+    def _deltas(self, sdk_stream: Any, info: dict | None, watch: StreamWatch) -> Iterator[str]:
         finished, size = False, 0
         try:
             for chunk in sdk_stream:
@@ -353,44 +351,6 @@ class LLMClient:
     def describe(self) -> str:
         """One line for the UI: which model answers, and where."""
         return f"{self.model} ({self.profile.where})"
-
-
-class _Watch:
-    """Ends a stream from another thread, at its deadline or when stopped, by closing its response:
-    the reader's next read then fails (or the iteration ends), and ``why`` says which it was."""
-
-    def __init__(self, sdk_stream: Any, deadline: float, started: float, stop: StopSignal | None) -> None:
-        self.why: str | None = None
-        self.deadline = deadline
-        self._stream, self._lock, self._ended = sdk_stream, threading.Lock(), False
-        self._timer = threading.Timer(max(0.0, started + deadline - time.monotonic()), self._fire, ("deadline",))
-        self._timer.daemon = True
-        self._timer.start()
-        self._unhook = stop.on_stop(lambda: self._fire("stopped")) if stop is not None else (lambda: None)
-
-    def _fire(self, why: str) -> None:
-        with self._lock:
-            if self.why is not None or self._ended:
-                return
-            self.why = why
-        try:
-            self._stream.close()
-        except Exception as exc:  # the reader sees the close either way; nothing else to do
-            log.debug("closing a stream (%s) raised %r", why, exc)
-
-    def end(self) -> None:
-        with self._lock:
-            self._ended = True
-        self._timer.cancel()
-        self._unhook()
-
-    def error(self) -> LagmemError:
-        if self.why == "stopped":
-            return Stopped()
-        return LLMTimeout(
-            f"The model had not finished its answer after {self.deadline:g} seconds (LAGMEM_LLM_DEADLINE): "
-            "nothing of it was stored. Your message is kept; try again."
-        )
 
 
 def make_llm(config: LLMConfig | Any | None = None):
