@@ -109,3 +109,17 @@ class AlreadyAnswered(LagmemError):
     answer is not stored, so a turn never gets two."""
 
     default_message = "This message was answered meanwhile (in another tab or window?): this answer was not stored."
+
+
+class ConversationGone(LagmemError, LookupError):
+    """The conversation an exchange was for is gone (deleted while its answer was being written):
+    the answer is not stored, and never in another conversation."""
+
+    default_message = "This conversation was deleted while its answer was being written: the answer was not stored."
+
+
+class Stopped(LagmemError):
+    """The person stopped the answer while it was being written: nothing of it is stored, and the
+    question keeps its Retry."""
+
+    default_message = "Stopped: the answer was not stored. Your message is kept; use Retry to answer it."

@@ -169,6 +169,8 @@ def check_contract(store, conv_id: int) -> list[str]:
         elif item.event == "feedback":
             lay.feedback(item.turn, item.value)
             records = []
+        elif item.event == "miss":  # the second chance's restore, if it made one
+            records = lay.restore(item.turn, cause="auto_restore") if item.restored else []
         else:
             records = getattr(lay, item.event)(item.turn)
         kept = {t.number for t in lay.turns() if t.pinned or lay.step - t.protected_since < lay.lag}

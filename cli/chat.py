@@ -92,7 +92,7 @@ def cmd_chat(args) -> int:
 
     svc = _service(args)
     conv = _conversation(svc, args)
-    c = svc.store.conversation(conv)
+    c = svc.store.conversation(conv, owner=args.user)
     print(f"conversation {conv}: {c.title} (budget {c.budget} tokens, lag {c.lag}, policy {c.policy})")
     print(model_note(svc))
     print("Type a message; /retry answers a message that failed; /quit or Ctrl-D leaves.")

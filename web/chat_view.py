@@ -132,9 +132,13 @@ def follow(job: Answering, spinner_text: str) -> None:
     """Show an answer being generated (by its worker) as it arrives; returns when it is stored."""
     with st.chat_message("assistant"):
         box = st.empty()
-        deltas = job.follow()
-        with st.spinner(spinner_text):
-            first = next(deltas, None)  # the retrieval step and the wait for the first token
+        deltas = job.follow(idle=True)
+        with st.spinner(spinner_text):  # the retrieval step and the wait for the first token
+            first = ""
+            for first in deltas:
+                if first:
+                    break
+                box.empty()  # control back to Streamlit while the model is silent: a Stop gets through
         text, shown = first or "", 0.0
         for d in deltas:
             text += d
