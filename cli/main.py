@@ -9,9 +9,8 @@ import logging
 import sys
 from pathlib import Path
 
-from bench import loadtest
 from cli import bench as bench_commands
-from cli import chat, whatif
+from cli import chat, loadtest, whatif
 from cli.users import user_arg
 from memory import transcript as T
 
