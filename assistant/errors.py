@@ -123,3 +123,10 @@ class Stopped(LagmemError):
     question keeps its Retry."""
 
     default_message = "Stopped: the answer was not stored. Your message is kept; use Retry to answer it."
+
+
+class TooMuchWork(LagmemError):
+    """A replay (an import, a what-if comparison) passed its time budget and stopped; nothing was
+    stored. Its message says how far it got, about how long the whole would take, and what to do."""
+
+    default_message = "This took longer than its time limit and was stopped; nothing was stored."

@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from assistant import need
 from assistant.importer import WriteStats, write_import
 from assistant.store import MemoryStore, RowBuffer, Tx
+from assistant.work_budget import Deadline
 from memory import transcript as T
 from memory.layer import MemoryLayer
 from memory.tokens import TokenCounter
 from memory.types import MemorySettings
 
 DEFAULTS = MemorySettings()
+CHECK_EVERY = 200  # lines between two checks of an import's deadline
 
 
 def settings_from(
@@ -151,12 +153,15 @@ def replay(
     atomic: bool = False,
     progress: Callable[[int], None] | None = None,
     timeline: bool | None = None,
+    deadline: Deadline | None = None,
 ) -> ReplayLog:
     """Store ``transcript`` as a new conversation, line by line, through layer and storage.
 
     ``atomic``: an import (``assistant.importer``): whole or nothing, in linear time, the write
     lock held only for short chunks. ``timeline``: take a snapshot per turn (O(turns) each), which
-    only the replay's printed timeline needs; by default a replay does and an import does not."""
+    only the replay's printed timeline needs; by default a replay does and an import does not.
+    ``deadline`` (an import only: it stores nothing before the end): stop with ``TooMuchWork`` when
+    the layer's work passes it (``assistant.work_budget``)."""
     timeline = not atomic if timeline is None else timeline
     fresh = MemoryLayer(settings)
     log = ReplayLog(
@@ -174,10 +179,13 @@ def replay(
         # built in RAM first (no lock, nothing stored if the file fails in the layer), then
         # written in short chunks into a pending conversation and revealed at once
         tx = Tx(RowBuffer(), None, MemoryLayer(settings))
+        total = len(transcript.items)
         for i, item in enumerate(transcript.items):
             _apply(tx, item, counter, log, timeline=timeline)
             if progress:
                 progress(i)
+            if deadline is not None and i % CHECK_EVERY == 0:
+                deadline.check(i, total)
         _finish(log, tx.layer)
         store.sweep_imports()
         conv = store.begin_import(title, settings, owner=owner, auto_restore=auto_restore)

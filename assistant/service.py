@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import re
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -45,12 +44,12 @@ from assistant.answering.answer import (
     statement_reply,
 )
 from assistant.answering.notes import select_notes
-from assistant.cache import ByteCache
-from assistant.errors import AlreadyAnswered, ConversationGone, Stopped, StorageError
+from assistant.candidates import CandidateReader
+from assistant.errors import AlreadyAnswered, ConversationGone, Stopped
 from assistant.models.embeddings import pack_vector, unpack_vector
 from assistant.models.profile import ModelProfile, profile_of
+from assistant.retrieval import hybrid
 from assistant.retrieval.step import (
-    Candidate,
     Miss,
     RetrievalConfig,
     RetrievalResult,
@@ -66,7 +65,6 @@ from memory.types import EvictionRecord
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 200_000
-CANDIDATE_CACHE_BYTES = 256 * 1024 * 1024  # stored turns' text and vectors kept per process
 
 
 class EmptyMessage(ValueError):
@@ -163,7 +161,8 @@ class Exchange:
 
     def stream(self) -> Iterator[str]:
         try:
-            yield from self.service._answer(self)
+            with self.service.candidates.vectors.exchange():  # the background vector worker waits
+                yield from self.service._answer(self)
         except NotFound as exc:  # deleted (or given away) while its answer was being written
             raise ConversationGone() from exc
         self.done = True
@@ -201,9 +200,8 @@ class ChatService:
         # "grounded": from the cited turns only, checked against them; "context": the whole
         # in-memory context, streamed
         self.answer_mode = self.profile.answer_mode
-        # (conversation, turn) -> ((row id, created, embedding model), Candidate): text and vector
-        # of stored turns, which never change once written (the vector: for one model)
-        self._candidates = ByteCache(CANDIDATE_CACHE_BYTES)
+        # the exchange's reads of candidates, bounded by the memory; vectors filled in the background
+        self.candidates = CandidateReader(store, embedder)
 
     # ----- the exchange --------------------------------------------------------------------
     def send(self, conv_id: int, message: str, *, owner: str | None = None) -> Exchange:
@@ -372,64 +370,23 @@ class ChatService:
         }
 
     def _memory_turns(self, conv_id: int, exclude: int):
-        """In-memory turns (candidates for citing), evicted turns (for misses), pinned numbers.
+        """In-memory turns, the miss search's evicted candidates, pinned numbers (``assistant.candidates``)."""
+        return self.candidates.read(conv_id, exclude)
 
-        A stored turn's text never changes, and its vector changes only with the embedding model,
-        so both are read once per process and kept (``_candidates``, bounded by bytes); each
-        exchange reads only the turns' states and the turns it has not seen. Turns stored without a
-        vector (imports) or with another model's are embedded once, after the read, and their
-        vectors stored, so no process embeds them again.
-        """
-        model = self.embedder.model_name
-        seen: dict[int, Candidate] = {}
-        with self.store.reading() as r:
-            states = r.turn_flags(conv_id, exclude=exclude)
-            # the row's id and creation time identify it: SQLite may reuse the ids of a deleted
-            # conversation, and then the cached text must not be served for the new one
-            missing = []
-            for seq, _, _, rid, at in states:
-                hit = self._candidates.get((conv_id, seq))
-                if hit is not None and hit[0] == (rid, at, model):
-                    seen[seq] = hit[1]
-                else:
-                    missing.append(seq)
-            rows = list(r.turn_texts(conv_id, missing))
-        stale = [row for row in rows if not row.embedding or row.embedding_model != model]
-        fresh = dict(zip([row.seq for row in stale], self._embed_many([row.content for row in stale])))
-        if fresh:
-            self._save_vectors(conv_id, fresh)
-        for row in rows:
-            vec = fresh[row.seq] if row.seq in fresh else unpack_vector(row.embedding, row.embedding_dim)
-            c = seen[row.seq] = Candidate(row.seq, row.role, row.content, vec)
-            self._candidates.put(
-                (conv_id, row.seq), ((row.id, row.created_at, model), c), sys.getsizeof(row.content) + vec.nbytes + 300
-            )
-        active, evicted, pinned = [], [], set()
-        for seq, state, is_pinned, _, _ in states:
-            c = seen[seq]
-            (active if state == "active" else evicted).append(c)
-            if is_pinned and state == "active":
-                pinned.add(seq)
-        return active, evicted, pinned
+    def imported(self, conv_id: int) -> None:
+        """After an import (its turns have no vectors): the turns in memory embedded and kept now
+        (the budget bounds them), the others in the background, so the first answer costs what
+        any answer does (the ranker's per-turn caches filled too)."""
+        active, _, _ = self.candidates.read(conv_id, exclude=None)
+        hybrid.warm([c.content for c in active])
 
-    def _embed_many(self, texts: list[str]) -> list[np.ndarray]:
-        out: list[np.ndarray] = []
-        for start in range(0, len(texts), 256):
-            out += [np.asarray(v, dtype=np.float32) for v in self.embedder.encode(texts[start : start + 256])]
-        return out
+    def vectors_pending(self, conv_id: int) -> int:
+        """Turns of ``conv_id`` still without a vector of the embedding model."""
+        return self.candidates.pending(conv_id)
 
-    def _save_vectors(self, conv_id: int, fresh: dict[int, np.ndarray]) -> None:
-        rows = [(seq, pack_vector(v), self.embedder.model_name, int(v.shape[0])) for seq, v in fresh.items()]
-        try:
-            self.store.save_vectors(conv_id, rows)
-        except StorageError as exc:
-            # busy or full: the vectors are in this process's cache and are computed again later
-            log.warning(
-                "conversation %d: %d turn vectors not stored (%s); they are computed again later",
-                conv_id,
-                len(rows),
-                exc,
-            )
+    def close(self) -> None:
+        """Stop the background vector worker (the process's services live as long as it)."""
+        self.candidates.close()
 
     def _budget(self, conv_id: int, owner) -> int | None:
         return self.store.conversation(conv_id, owner=owner).budget

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from assistant import need
+from assistant.work_budget import Deadline
 from memory import transcript as T
 from memory.layer import MemoryLayer
 from memory.policies import POLICIES
@@ -207,8 +208,13 @@ def run(
     *,
     timeline: bool = False,
     progress: Callable[[float], None] | None = None,
+    deadline: Deadline | None = None,
+    share: tuple[int, int] = (0, 1),
 ) -> WhatIf:
-    """Replay ``rec`` through a fresh layer with ``settings`` (default: the recording's own)."""
+    """Replay ``rec`` through a fresh layer with ``settings`` (default: the recording's own).
+
+    ``deadline``: stop with ``TooMuchWork`` when it passes (checked at each progress point); this
+    run is part ``share`` = (k, n) of the work it budgets (k runs done of n)."""
     started = time.perf_counter()
     settings = settings or rec.settings
     layer = MemoryLayer(settings)
@@ -252,8 +258,11 @@ def run(
                 tokens[-1] = layer.used_tokens
                 if entries:
                     entries[-1] = layer.snapshot().as_timeline_entry()
-        if progress and i % every == 0:
-            progress(i / total)
+        if i % every == 0:
+            if progress:
+                progress(i / total)
+            if deadline is not None:
+                deadline.check(share[0] + i / total, share[1])
     if progress:
         progress(1.0)
     return WhatIf(
@@ -298,14 +307,16 @@ def compare(
     base: MemorySettings | None = None,
     policies: Iterable[str] = POLICY_NAMES,
     progress: Callable[[float], None] | None = None,
+    deadline: Deadline | None = None,
 ) -> list[WhatIf]:
-    """Every policy under ``base``'s budget, lag and low watermark, in the order given."""
+    """Every policy under ``base``'s budget, lag and low watermark, in the order given; ``deadline``
+    budgets the whole comparison."""
     base = base or rec.settings
     names = list(policies)
     out = []
     for k, name in enumerate(names):
         sub = None if progress is None else (lambda f, k=k: progress((k + f) / len(names)))
-        out.append(run(rec, settings_for(base, policy=name), progress=sub))
+        out.append(run(rec, settings_for(base, policy=name), progress=sub, deadline=deadline, share=(k, len(names))))
     return out
 
 

@@ -3,7 +3,8 @@
 The computation lives in ``bench/``; this module only parses options, fans the runs out over
 processes, and writes what the user asked for. Eviction quality: ``locomo`` (here), ``synthetic``,
 ``controlled`` (``cli/bench_replayed.py``: scored through the product's replay); speed of
-the layer, the retrieval step and the embedded model: ``speed``, ``retrieval``, ``model``. ``register(subparsers)`` adds the ``bench`` command
+the layer, the retrieval step and the embedded model: ``speed``, ``retrieval``, ``model``; of an
+exchange as the history grows: ``exchange``. ``register(subparsers)`` adds the ``bench`` command
 to the ``lagmem`` CLI; ``python -m cli.bench bench ...`` works on its own too.
 """
 
@@ -47,7 +48,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     )
     sub = bench.add_subparsers(
         dest="bench_command",
-        metavar="{locomo,holdout,need-train,cites,probes,synthetic,controlled,controlled-write,speed,retrieval,model,pages}",
+        metavar="{locomo,holdout,need-train,cites,probes,synthetic,controlled,controlled-write,speed,retrieval,model,pages,exchange}",
         required=True,
     )
 
@@ -176,6 +177,15 @@ def register(subparsers) -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     pages.add_arguments(pg)
+    from bench import exchange
+
+    ex = sub.add_parser(
+        "exchange",
+        help="one exchange's time as the history grows (fake model), and the first after an import",
+        description=exchange.__doc__.split("\n\n")[1],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    exchange.add_arguments(ex)
     from cli.bench_need import add_parsers
 
     add_parsers(sub, DEFAULT_DATA, _ints)

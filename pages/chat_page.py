@@ -23,7 +23,7 @@ import streamlit as st
 from assistant.errors import LagmemError
 from assistant.service import EmptyMessage
 from web import answering, notices, onboarding
-from web.chat_view import INSPECTOR, answer_notes, follow, questions, show_message
+from web.chat_view import INSPECTOR, answer_notes, follow, questions, show_message, waiting_note
 from web.loading import progress, service
 from web.over_budget import over_budget_text
 from web.page_view import chat_view
@@ -82,6 +82,8 @@ def render(shell: Shell) -> None:
     if not view.turn_count:
         onboarding.show_intro(view.conv.budget, view.layer.lag)
 
+    if note := waiting_note(view):
+        st.caption(note)
     notes = answer_notes(view)
     asked = questions(view)
     waiting = set(view.waiting) - ({job.user_turn} if job else set())
@@ -133,8 +135,8 @@ def context_cap_text(used: int) -> str:
 
 def shown_numbers(view, shown: int, waiting: set[int], conv_id: int) -> set[int]:
     """The latest ``shown`` messages (``MESSAGES_PER_PAGE``, more after each "Show earlier
-    messages"), plus every question still without an answer, wherever it is (its Retry must stay
-    reachable)."""
+    messages"), plus the newest questions still without an answer, wherever they are (their Retry
+    must stay reachable; ``waiting_note`` counts the rest)."""
     hidden = max(view.turn_count - shown, 0)
     if hidden:
         st.button(

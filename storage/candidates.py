@@ -1,5 +1,7 @@
-"""The service's reads of turns as retrieval candidates: the cheap flags of every turn, the text
-and vector of the turns a process has not cached yet, and vectors stored once per model.
+"""The service's reads of turns as retrieval candidates, bounded by the memory, not the history:
+the flags of the turns in memory and of the newest evicted turns (index ``ix_turns_conv_state_seq``),
+the text and vector of those a process has not cached yet, vectors stored once per model, and the
+turns still without a vector, newest first, in batches (for the background worker).
 
 ``Reader`` holds one read-only session, so what it returns is one consistent moment.
 """
@@ -8,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from sqlalchemy import Row, bindparam, select, update
+from sqlalchemy import Row, bindparam, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from storage.models import Turn
@@ -16,12 +18,45 @@ from storage.models import Turn
 _TURNS = Turn.__table__
 
 
-def turn_flags(s: Session, conv_id: int, *, exclude: int | None = None):
-    """(seq, state, pinned, id, created_at) of every turn, in order: the cheap part of a turn."""
-    q = select(Turn.seq, Turn.state, Turn.pinned, Turn.id, Turn.created_at).where(Turn.conversation_id == conv_id)
+def memory_flags(s: Session, conv_id: int, *, exclude: int | None = None):
+    """(seq, pinned, id, created_at) of the turns in memory (active), in order: a range of the index."""
+    q = select(Turn.seq, Turn.pinned, Turn.id, Turn.created_at).where(
+        Turn.conversation_id == conv_id, Turn.state == "active"
+    )
     if exclude is not None:
         q = q.where(Turn.seq != exclude)
     return s.execute(q.order_by(Turn.seq)).all()
+
+
+def evicted_flags(s: Session, conv_id: int, limit: int):
+    """(seq, id, created_at, embedding_model) of the ``limit`` newest evicted turns, newest first."""
+    q = (
+        select(Turn.seq, Turn.id, Turn.created_at, Turn.embedding_model)
+        .where(Turn.conversation_id == conv_id, Turn.state == "evicted")
+        .order_by(Turn.seq.desc())
+        .limit(limit)
+    )
+    return s.execute(q).all()
+
+
+def _needs_vector(model: str):
+    return or_(Turn.embedding.is_(None), Turn.embedding_model.is_(None), Turn.embedding_model != model)
+
+
+def without_vectors(s: Session, conv_id: int, model: str, *, before: int | None, limit: int):
+    """(seq, role, content, id, created_at) of up to ``limit`` turns below ``before`` with no vector of
+    ``model``, newest first: one batch of the background worker (keyset paging on the turn number)."""
+    q = select(Turn.seq, Turn.role, Turn.content, Turn.id, Turn.created_at).where(
+        Turn.conversation_id == conv_id, _needs_vector(model)
+    )
+    if before is not None:
+        q = q.where(Turn.seq < before)
+    return s.execute(q.order_by(Turn.seq.desc()).limit(limit)).all()
+
+
+def count_without_vectors(s: Session, conv_id: int, model: str) -> int:
+    q = select(func.count()).select_from(Turn).where(Turn.conversation_id == conv_id, _needs_vector(model))
+    return s.execute(q).scalar_one()
 
 
 def turn_texts(s: Session, conv_id: int, seqs: Sequence[int], chunk: int = 500):
@@ -38,6 +73,16 @@ def turn_texts(s: Session, conv_id: int, seqs: Sequence[int], chunk: int = 500):
                 Turn.created_at,
                 Turn.embedding_model,
             ).where(Turn.conversation_id == conv_id, Turn.seq.in_(seqs[start : start + chunk]))
+        )
+
+
+def turn_vectors(s: Session, conv_id: int, seqs: Sequence[int], chunk: int = 500):
+    """(seq, embedding, embedding_dim) of the turns ``seqs``: no text (the miss search needs none)."""
+    for start in range(0, len(seqs), chunk):
+        yield from s.execute(
+            select(Turn.seq, Turn.embedding, Turn.embedding_dim).where(
+                Turn.conversation_id == conv_id, Turn.seq.in_(seqs[start : start + chunk])
+            )
         )
 
 
@@ -64,9 +109,24 @@ class Reader:
     def __init__(self, session: Session):
         self._session = session
 
-    def turn_flags(self, conv_id: int, *, exclude: int | None = None) -> list[Row]:
-        """(seq, state, pinned, id, created_at) of every turn but ``exclude``, in order."""
-        return turn_flags(self._session, conv_id, exclude=exclude)
+    def memory_flags(self, conv_id: int, *, exclude: int | None = None) -> list[Row]:
+        """(seq, pinned, id, created_at) of the turns in memory but ``exclude``, in order."""
+        return memory_flags(self._session, conv_id, exclude=exclude)
+
+    def evicted_flags(self, conv_id: int, limit: int) -> list[Row]:
+        """(seq, id, created_at, embedding_model) of the ``limit`` newest evicted turns, newest first."""
+        return evicted_flags(self._session, conv_id, limit)
+
+    def without_vectors(self, conv_id: int, model: str, *, before: int | None, limit: int) -> list[Row]:
+        """A batch of turns with no vector of ``model`` (``storage.candidates.without_vectors``)."""
+        return without_vectors(self._session, conv_id, model, before=before, limit=limit)
+
+    def count_without_vectors(self, conv_id: int, model: str) -> int:
+        return count_without_vectors(self._session, conv_id, model)
+
+    def turn_vectors(self, conv_id: int, seqs: list[int]) -> Iterator[Row]:
+        """(seq, embedding, embedding_dim) of the turns ``seqs``."""
+        return turn_vectors(self._session, conv_id, seqs)
 
     def turn_texts(self, conv_id: int, seqs: list[int]) -> Iterator[Row]:
         """(seq, role, content, embedding, embedding_dim, id, created_at, embedding_model) of the turns ``seqs``."""

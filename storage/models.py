@@ -71,6 +71,8 @@ class Turn(Base):
     __table_args__ = (
         UniqueConstraint("conversation_id", "seq", name="uq_turn_seq"),
         UniqueConstraint("conversation_id", "reply_to", name="uq_turn_reply_to"),
+        # an exchange reads the turns in memory and the newest evicted ones, not every turn
+        Index("ix_turns_conv_state_seq", "conversation_id", "state", "seq"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -156,7 +156,7 @@ class PageReader:
             out += self._s.execute(self._turns(*_ROW_COLUMNS, text).where(Turn.seq.in_(part))).all()
         return sorted(out, key=lambda r: r.seq)
 
-    def unanswered(self) -> list[int]:
+    def _unanswered(self, *columns):
         """User turns no answer names in ``reply_to`` (one index lookup per user turn)."""
         answer = Turn.__table__.alias("answer")
         has_answer = (
@@ -164,8 +164,19 @@ class PageReader:
             .where(answer.c.conversation_id == Turn.conversation_id, answer.c.reply_to == Turn.seq)
             .exists()
         )
-        q = self._turns(Turn.seq).where(Turn.role == "user", ~has_answer).order_by(Turn.seq)
-        return list(self._s.scalars(q))
+        return self._turns(*columns).where(Turn.role == "user", ~has_answer)
+
+    def unanswered(self, limit: int | None = None) -> list[int]:
+        """The newest ``limit`` questions without an answer (every one when None), oldest first:
+        turn numbers only, paged in SQL (an import of user-only turns has thousands)."""
+        q = self._unanswered(Turn.seq).order_by(Turn.seq.desc())
+        if limit is not None:
+            q = q.limit(limit)
+        return list(self._s.scalars(q))[::-1]
+
+    def unanswered_count(self) -> int:
+        """How many questions have no answer (a count: no row is read out)."""
+        return self._s.execute(self._unanswered(func.count())).scalar_one()
 
     # ----- evidence ------------------------------------------------------------------------
     def citations(self, numbers: Iterable[int]) -> list[Citation]:

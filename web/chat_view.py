@@ -48,6 +48,17 @@ def unanswered(view: MemoryView) -> list[int]:
     return [t.seq for t in view.turns if t.role == "user" and t.seq not in answered]
 
 
+def waiting_note(view) -> str:
+    """When more questions have no answer than the chat draws: how many, and which are shown."""
+    shown, count = len(view.waiting), getattr(view, "waiting_count", len(view.waiting))
+    if count <= shown:
+        return ""
+    return (
+        f"{count:,} questions have no answer (an import of questions alone, or failed exchanges); the newest "
+        f"{shown} are shown with a Retry. Asking again answers from the memory as it is now."
+    )
+
+
 def header(view: MemoryView, m: Message, reply_to: int | None) -> str:
     """The message's number and badges, in Streamlit's Markdown (no user text in it)."""
     state = view.layer.turn(m.number)

@@ -27,6 +27,7 @@ from memory.types import Citation, EvictionRecord, TurnState
 from web.timeline import Timeline
 
 HISTORY_CITES = 2000  # the citation chart shows the newest this many
+WAITING_SHOWN = 5  # the chat draws the newest this many questions without an answer (and counts all)
 MISSES_SHOWN = 100
 
 
@@ -41,9 +42,11 @@ class PageView:
     events: list = field(default_factory=list)
     misses: list = field(default_factory=list)
     feedback: dict[int, float] = field(default_factory=dict)
-    # the chat: the turn numbers drawn (the latest, and every question without an answer)
+    # the chat: the turn numbers drawn (the latest, and the newest questions without an answer),
+    # and how many questions have none
     latest: list[int] = field(default_factory=list)
     waiting: list[int] = field(default_factory=list)
+    waiting_count: int = 0
     # the inspector: the turn table's rows, the history's page, the newest citations
     page: list[int] = field(default_factory=list)
     history: list[tuple[EvictionRecord, str]] = field(default_factory=list)
@@ -70,11 +73,11 @@ def reading_layer(r: PageReader, named: set[int]) -> tuple[MemoryLayer, dict[int
 
 
 def chat_view(store: MemoryStore, conv_id: int, shown: int) -> PageView:
-    """The latest ``shown`` messages and every question without an answer, with what their
-    headers, citations and eviction notes need."""
+    """The latest ``shown`` messages and the newest ``WAITING_SHOWN`` questions without an answer
+    (with how many there are), with what their headers, citations and eviction notes need."""
     with store.pages(conv_id) as r:
         latest = r.latest_numbers(shown)
-        waiting = r.unanswered()
+        waiting = r.unanswered(WAITING_SHOWN)
         drawn = set(latest) | set(waiting)
         cited = {c.turn for c in r.cites_by(drawn)}
         first, last = (latest[0], latest[-1]) if latest else (1, 0)
@@ -93,6 +96,7 @@ def chat_view(store: MemoryStore, conv_id: int, shown: int) -> PageView:
             feedback=feedback,
             latest=latest,
             waiting=waiting,
+            waiting_count=r.unanswered_count() if len(waiting) == WAITING_SHOWN else len(waiting),
         )
 
 

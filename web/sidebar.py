@@ -14,9 +14,11 @@ from functools import partial
 import streamlit as st
 
 from assistant import runtime
+from assistant.errors import TooMuchWork
 from assistant.replay import export_transcript, replay, settings_from
 from assistant.service import ChatService
 from assistant.store import MemoryStore
+from assistant.work_budget import Deadline
 from memory import transcript as T
 from web import loading
 from web.notices import flash
@@ -25,6 +27,11 @@ from web.text import md_text, show_plain
 from web.views import shorten
 
 NEW_TITLE = "New conversation"
+IMPORT_SECONDS = 120.0  # an import's time limit inside the page; `lagmem import` has none
+IMPORT_HINT = (
+    "Lower the budget in the file's header (the memory it keeps is what each turn's arrival measures), "
+    "or import it in a terminal with `lagmem import FILE`, which has no time limit."
+)
 SINGLE_USER_NOTE = (
     "Single-user mode: there is no sign-in, so anyone who can open this address sees and changes these conversations."
 )
@@ -81,15 +88,23 @@ def import_text(svc: ChatService, text: str, name: str, target: MemoryStore | No
         return None, f"“{name}” was not imported: line {exc.line}: {exc.reason}. Nothing was stored."
     except ValueError as exc:
         return None, f"“{name}” was not imported: {exc}. Nothing was stored."
-    # atomic: the conversation and all its turns commit together, or nothing is stored
-    log = replay(
-        target or svc.store,
-        transcript,
-        svc.counter,
-        settings,
-        title=transcript.header.get("title") or T.fit_title(name.rsplit(".", 1)[0]),
-        atomic=True,
-    )
+    # atomic: the conversation and all its turns commit together, or nothing is stored; the layer's
+    # work is turns x memory, so inside the page it has a time limit
+    deadline = Deadline(IMPORT_SECONDS, f"the import of “{name}”", IMPORT_HINT)
+    try:
+        log = replay(
+            target or svc.store,
+            transcript,
+            svc.counter,
+            settings,
+            title=transcript.header.get("title") or T.fit_title(name.rsplit(".", 1)[0]),
+            atomic=True,
+            deadline=deadline,
+        )
+    except TooMuchWork as exc:
+        return None, exc.message
+    # an import stores no vectors: those of the turns in memory now, the others in the background
+    svc.imported(log.conversation_id)
     return log.conversation_id, f"Imported {len(log.turns)} turns from “{name}”."
 
 

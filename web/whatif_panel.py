@@ -16,10 +16,16 @@ import pandas as pd
 import streamlit as st
 
 from assistant import whatif as W
+from assistant.errors import TooMuchWork
+from assistant.work_budget import Deadline
 from memory.types import MemorySettings
 from web import views as V
 
 SLOW_STEPS = 2000  # above this many steps a replay shows a progress bar
+# a what-if replay's time limit inside the page (its cost is turns x memory); the terminal's
+# `lagmem whatif` has none
+WHATIF_SECONDS = 60.0
+HINT = "Try a smaller budget here, or run `lagmem whatif` in a terminal, which has no time limit."
 KEEP = 12  # what-if results kept per session
 HINDSIGHT = (
     "Judged with hindsight: a miss is a moment a stored citation (or the miss log) wanted a turn that "
@@ -71,7 +77,7 @@ def _run(conv_id: int, version: int, rec: W.Recording, settings: MemorySettings)
         cache[key] = _progress(
             f"Replaying {rec.steps:,} steps under {settings.policy}…",
             rec.steps,
-            lambda p: W.run(rec, settings, progress=p),
+            lambda p: W.run(rec, settings, progress=p, deadline=Deadline(WHATIF_SECONDS, "the what-if replay", HINT)),
         )
         _trim(cache)
     return cache[key]
@@ -84,7 +90,9 @@ def _compare(conv_id: int, version: int, rec: W.Recording, settings: MemorySetti
         cache[key] = _progress(
             f"Replaying {rec.steps:,} steps under every policy…",
             rec.steps,
-            lambda p: W.comparison_rows(W.compare(rec, settings, progress=p)),
+            lambda p: W.comparison_rows(
+                W.compare(rec, settings, progress=p, deadline=Deadline(WHATIF_SECONDS, "the comparison", HINT))
+            ),
         )
         _trim(cache)
     return cache[key]
@@ -219,7 +227,11 @@ def draw(store, conv_id: int) -> None:
     except ValueError as exc:
         st.error(str(exc))
         return
-    result = _run(conv_id, conv.version, rec, settings)
+    try:
+        result = _run(conv_id, conv.version, rec, settings)
+    except TooMuchWork as exc:
+        st.error(exc.message, icon=":material/timer_off:")
+        return
     now = data["now"]
 
     m = st.columns(4)
@@ -265,7 +277,11 @@ def draw(store, conv_id: int) -> None:
             st.caption("None: every turn a question wanted was in memory under these settings.")
 
     st.markdown(f"**Every policy at {int(budget):,} tokens, lag {int(lag)}, low watermark {float(low):g}**")
-    rows = _compare(conv_id, conv.version, rec, settings)
+    try:
+        rows = _compare(conv_id, conv.version, rec, settings)
+    except TooMuchWork as exc:
+        st.error(exc.message, icon=":material/timer_off:")
+        return
     frame = compare_frame(rows)
     st.dataframe(frame.style.apply(_highlight, axis=1), hide_index=True, width="stretch")
     best = ", ".join(r["policy"] for r in rows if r["best"])

@@ -86,6 +86,14 @@ def _terms(text: str) -> tuple[str, ...]:
     return tuple(words(text))
 
 
+def warm(texts: Sequence[str]) -> None:
+    """Fill the per-text caches the ranking reads (words, speaker facts) for these turns ahead of
+    their first exchange (after an import: the turns in memory, which the budget bounds)."""
+    for text in texts:
+        _terms(text)
+        rank_features.turn_facts(text)
+
+
 def query_terms(message: str, texts: Sequence[str]) -> tuple[str, ...]:
     """The message's words BM25 looks for: its content words, less the names of the transcript's
     speakers (``Name: text`` turns). A speaker's name is in every turn they wrote, so BM25 would

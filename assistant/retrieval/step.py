@@ -71,11 +71,12 @@ STRUCTURED_MODES = ("json_schema", "json_object_schema", "none")
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """An in-memory turn as the retrieval step sees it (``vector``: unit float32)."""
+    """An in-memory turn as the retrieval step sees it (``vector``: unit float32). An evicted turn
+    offered to the miss search only carries its vector (``content`` None: not read)."""
 
     number: int
     role: str
-    content: str
+    content: str | None
     vector: np.ndarray
 
 

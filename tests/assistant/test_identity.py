@@ -154,7 +154,7 @@ def test_migration_0006_lower_cases_email_owners_and_keeps_subjects(db_url):
             )
     engine.dispose()
     engine = make_engine(db_url)
-    assert current_revision(engine) == "0007"
+    assert current_revision(engine) == "0008"
     with Session(engine) as s:
         got = [c.owner for c in s.scalars(select(Conversation).order_by(Conversation.id))]
     assert got == [

@@ -50,10 +50,10 @@ def test_vectors_that_cannot_be_stored_are_logged_and_the_exchange_reads_on(
 
     monkeypatch.chdir(tmp_path)
     ro = ChatService(MemoryStore(make_engine(_read_only(db_url), migrate=False)), FakeLLM(), HashEmbedder(), counter)
-    with caplog.at_level(logging.WARNING, logger="assistant.service"):
+    with caplog.at_level(logging.WARNING, logger="assistant.candidates"):
         active, evicted, _ = ro._memory_turns(conv, exclude=0)
     assert len(active) + len(evicted) == 6 and all(c.vector is not None for c in active)
-    [record] = [r for r in caplog.records if r.name == "assistant.service"]
+    [record] = [r for r in caplog.records if r.name == "assistant.candidates"]
     assert record.levelno == logging.WARNING
     assert f"conversation {conv}: 6 turn vectors not stored" in record.getMessage()
     assert "read-only" in record.getMessage()  # the cause

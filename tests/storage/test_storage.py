@@ -22,7 +22,7 @@ def test_models_and_migrations_agree(engine):
     with engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
     assert diff == []
-    assert current_revision(engine) == "0007"
+    assert current_revision(engine) == "0008"
 
 
 def test_sqlite_pragmas_are_set_on_every_connection(tmp_path):
@@ -74,7 +74,7 @@ def test_upgrade_from_the_first_schema_keeps_the_data(db_url):
     engine.dispose()
 
     engine = make_engine(db_url)  # migrates on open
-    assert current_revision(engine) == "0007"
+    assert current_revision(engine) == "0008"
     store = MemoryStore(engine)
     conv = store.conversation(1)
     assert conv.title == "old" and conv.auto_restore is False and conv.owner is None
@@ -111,7 +111,7 @@ def test_conversation_ids_are_never_reused_after_the_upgrade(db_url):
             )
     engine.dispose()
     engine = make_engine(db_url)
-    assert current_revision(engine) == "0007"
+    assert current_revision(engine) == "0008"
     store = MemoryStore(engine)
     assert [(c.id, c.title) for c in store.conversations()] == [(2, "c2"), (1, "c1")]
     assert [t.content for t in store.view(1).turns] == ["turn of c1"]  # the children kept
@@ -279,7 +279,7 @@ def test_upgrade_to_0003_reads_the_cause_of_old_records_from_their_reason(db_url
     engine.dispose()
 
     engine = make_engine(db_url)
-    assert current_revision(engine) == "0007"
+    assert current_revision(engine) == "0008"
     records = MemoryStore(engine).view(1).evictions
     assert [r.reason for r in records] == [reason for _, _, reason in reasons]  # the words are kept
     assert [(r.cause, r.cause_turn) for r in records] == [
