@@ -247,6 +247,7 @@ class MemoryStore:
     ) -> int:
         settings = settings or self.default_settings
         layer = MemoryLayer(settings)  # validates the policy name and parameters before anything is stored
+        T.check_title(title)  # stored the same on every database, or not at all
         with _storage_errors(), self.engine.begin() as conn:
             conv = repo.create_conversation(conn, title, settings, owner=owner, auto_restore=auto_restore)
         self._keep(conv, conv.version, layer)
@@ -261,6 +262,7 @@ class MemoryStore:
             return repo.get_conversation(s, conv_id, owner=owner)
 
     def rename(self, conv_id: int, title: str, *, owner: str | None = None) -> None:
+        T.check_title(title)  # stored the same on every database, or not at all
         with self._unit(conv_id, owner) as (conn, _):
             repo.update_conversation(conn, conv_id, title=title)
 
@@ -308,6 +310,7 @@ class MemoryStore:
         self, title: str, settings: MemorySettings, *, owner: str | None = None, auto_restore: bool = False
     ) -> Row:
         """A new, pending conversation (invisible until ``reveal_import``), filled by ``write_rows``."""
+        T.check_title(title)  # stored the same on every database, or not at all
         with _storage_errors(), self.engine.begin() as conn:
             return repo.create_conversation(conn, title, settings, owner=owner, pending=True, auto_restore=auto_restore)
 

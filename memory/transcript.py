@@ -47,6 +47,35 @@ MAX_LINE_CHARS = 8_000_000
 MAX_FILE_CHARS = 64_000_000  # a whole file: bounded work and memory per import
 MAX_TURNS = 200_000
 MAX_CITE_WEIGHT = 1e6
+TITLE_MAX_CHARS = 200  # the title column's width (storage/models.py): PostgreSQL enforces it, SQLite not
+
+
+def title_problem(title: object) -> str | None:
+    """What makes ``title`` unstorable as a conversation's title on every database, or None."""
+    if not isinstance(title, str):
+        return "must be text"
+    if len(title) > TITLE_MAX_CHARS:
+        return f"is {len(title):,} characters long; at most {TITLE_MAX_CHARS} fit"
+    try:
+        title.encode("utf-8")
+    except UnicodeEncodeError:
+        return "holds an invalid (lone surrogate) character"
+    if "\x00" in title:
+        return "holds a NUL character (\\u0000), which databases cannot store"
+    return None
+
+
+def check_title(title: object) -> None:
+    """Raises ``ValueError`` saying why ``title`` cannot be stored (see ``title_problem``)."""
+    if problem := title_problem(title):
+        raise ValueError(f"the title {problem}")
+
+
+def fit_title(name: str) -> str:
+    """A title made from a name we did not choose (a file's name): invalid characters replaced,
+    cut to ``TITLE_MAX_CHARS``, so it stores the same on every database."""
+    name = name.encode("utf-8", "replace").decode("utf-8").replace("\x00", "")
+    return name[:TITLE_MAX_CHARS]
 
 
 class TranscriptError(ValueError):
@@ -112,6 +141,8 @@ def _check_header(obj: dict, line: int) -> dict:
             raise TranscriptError(line, f"header key {key!r} has the wrong type ({type(value).__name__})")
     if obj["lagmem"] != FORMAT_VERSION:
         raise TranscriptError(line, f"unsupported format version {obj['lagmem']} (this lagmem reads {FORMAT_VERSION})")
+    if "title" in obj and (problem := title_problem(obj["title"])):
+        raise TranscriptError(line, f"the header's 'title' {problem}")
     # every setting checked for range here, at the edge, with the line number: the same checks
     # the memory layer makes (MemorySettings, the policy's declared parameter ranges)
     try:

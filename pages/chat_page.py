@@ -193,6 +193,8 @@ def send(shell: Shell, view, outbox: list[str]) -> bool:
             "Use its Retry once that answer is in.",
             "warning",
         )
+    except answering.Full as exc:  # too many answers at once on this server: stored, with its Retry
+        notices.flash(str(exc), "warning")
     return True
 
 
@@ -231,6 +233,8 @@ def retry(shell: Shell, number: int) -> None:
             answering.start(shell.db, ex)
         except answering.Busy:  # another tab started one meanwhile: the Retry stays
             log.info("conversation %d: turn %d's retry waits, another answer is being written", conv_id, number)
+        except answering.Full as exc:  # the Retry stays
+            notices.flash(str(exc), "warning")
 
 
 def collect(shell: Shell, job: answering.Answering) -> None:

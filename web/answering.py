@@ -24,6 +24,14 @@ from assistant.service import Exchange
 log = logging.getLogger(__name__)
 
 FINISHED_KEEP_SECONDS = 600.0  # a finished answer nobody collected (tab closed) is dropped after this
+# answers being written at once by this server process: each holds a thread and a model request
+# open, so a crowd of tabs (or a script) cannot start threads without end; past it a message is
+# stored and keeps its Retry
+MAX_WORKERS = 32
+
+
+class Full(RuntimeError):
+    """The server is writing as many answers as it may at once; the message is stored, not answered."""
 
 
 class Busy(RuntimeError):
@@ -109,6 +117,12 @@ def start(db: str, ex: Exchange) -> Answering:
         key = (db, job.conv_id)
         if key in _running and not _running[key].done:
             raise Busy(f"conversation {job.conv_id} is already being answered")
+        writing = sum(not j.done for j in _running.values())
+        if writing >= MAX_WORKERS:
+            raise Full(
+                f"The server is writing {writing} answers at once, as many as it may; your message is "
+                "stored. Use its Retry in a moment."
+            )
         _running[key] = job
     job._thread.start()
     return job

@@ -113,6 +113,7 @@ def claims(monkeypatch, db_url):
     monkeypatch.setenv("LAGMEM_DATABASE_URL", db_url)
     runtime.get_service(llm=FakeLLM(), embedder=HashEmbedder())
     monkeypatch.setattr(signin, "auth_configured", lambda: True)
+    monkeypatch.setattr(signin, "configured_cookie_secret", lambda: "a" * 43)
     user = FakeUser()
     monkeypatch.setattr(st, "user", user)
     return user

@@ -108,7 +108,7 @@ def test_user_text_is_literal_and_the_models_markdown_is_rendered_safely(svc):
     assert "\\*\\*hi\\*\\*" in user and "\\<script\\>" in user and "\\[x\\]\\(javascript\\:" in user
     assert answer.startswith("**Products**\n\n")  # Markdown kept
     assert "\\<b>bold\\</b>" in answer  # HTML shown as text
-    assert "\\:red[alarm] \\$x\\$" in answer  # no Streamlit directives, no LaTeX
+    assert "\\:red\\[alarm\\] \\$x\\$" in answer  # no Streamlit directives, no LaTeX
     assert "javascript" not in answer and " click " in answer  # the unsafe link is its text alone
     assert "[docs](https://example.org)" in answer
     assert "\\[image\\: pic\\]" in answer and "example.org/x.png" not in answer  # no image is loaded

@@ -256,17 +256,6 @@ def test_conversations_without_a_title_still_get_one_from_the_first_message(svc)
         assert s.scalars(select(Conversation.title)).all() == ["Plan a weekend in Porto"]
 
 
-def test_answer_markdown_neutralises_what_could_run_or_load():
-    from web.markdown import answer_markdown
-
-    assert answer_markdown("[z](data:text/html,<script>)") == "[z\\](data\\:text/html,\\<script>)"  # no link
-    assert answer_markdown("[1]: javascript:alert(1)\n[a][1]").startswith("[1]\\: javascript\\:")  # no definition
-    assert answer_markdown('[a](JavaScript:alert(1) "t")') == "a"
-    assert answer_markdown("see [the docs](https://e.org/a_(b))") == "see [the docs](https://e.org/a_(b%29)"
-    assert answer_markdown("```\nunclosed <x> $y$") == "```\nunclosed <x> $y$"  # a cut-off fence is still code
-    assert answer_markdown("&lt;b&gt; :material/home:") == "\\&lt;b\\&gt; \\:material/home\\:"
-
-
 def test_the_terminal_says_an_answer_was_cut_too():
     from assistant.service import ExchangeResult
     from cli.chat import _summary
