@@ -243,7 +243,6 @@ OVER_THE_LIMIT = {
     "assistant/store.py",
     "bench/controlled_text.py",
     "storage/repo.py",
-    "tests/models/test_llm.py",
     "web/views.py",
 }
 
