@@ -241,7 +241,6 @@ OVER_THE_LIMIT = {
     "assistant/retrieval/step.py",
     "assistant/service.py",
     "assistant/store.py",
-    "bench/controlled_text.py",
     "storage/repo.py",
     "web/views.py",
 }
