@@ -242,7 +242,6 @@ OVER_THE_LIMIT = {
     "assistant/service.py",
     "assistant/store.py",
     "storage/repo.py",
-    "web/views.py",
 }
 
 
