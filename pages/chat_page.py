@@ -23,7 +23,9 @@ import streamlit as st
 from assistant.errors import LagmemError
 from assistant.service import EmptyMessage
 from web import answering, notices, onboarding
+from web.chat_history import chat_history
 from web.chat_view import INSPECTOR, answer_notes, follow, questions, show_message, waiting_note
+from web.inspector_tables import budget_summary
 from web.loading import progress, service
 from web.over_budget import over_budget_text
 from web.page_view import chat_view
@@ -33,7 +35,7 @@ from web.sidebar import NEW_TITLE
 from web.signin import current_owner
 from web.text import md_text, show_text
 from web.view_cache import current_view
-from web.views import budget_summary, chat_history, shorten
+from web.views import shorten
 
 log = logging.getLogger(__name__)
 

@@ -15,11 +15,12 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from assistant.store import MemoryView
 from web.actions import set_feedback
 from web.answering import Answering
+from web.chat_history import Message, eviction_line
 from web.markdown import answer_markdown
 from web.text import md_text, show_plain
-from web.views import MemoryView, Message, eviction_line
 
 INSPECTOR = "pages/inspector_page.py"
 NO_ANSWER = "No answer yet."

@@ -10,8 +10,9 @@ import json
 from assistant.errors import ServerUnreachable
 from assistant.redact import redact
 from tests.web.test_app import INSPECTOR, app, literal, send, svc  # noqa: F401  (svc: fixture)
-from web import views as V
+from web.inspector_tables import page_bounds, page_count
 from web.sidebar import import_text
+from web.views import load_view
 
 PER_PAGE = 50  # app.MESSAGES_PER_PAGE, written out: the test states what a person sees
 
@@ -91,7 +92,7 @@ def test_the_inspector_pages_the_turn_table_newest_last(svc):
 
 def test_the_inspector_pages_the_eviction_history_newest_first(svc):
     conv = long_conversation(svc, 250)
-    evictions = V.load_view(svc.store, conv).evictions
+    evictions = load_view(svc.store, conv).evictions
     assert len(evictions) > 100  # more than one page
     at = app()
     at.session_state["conv_id"] = conv
@@ -121,11 +122,11 @@ def test_a_pin_from_the_second_page_pins_that_turn(svc):
 
 
 def test_page_bounds_clamp_to_the_rows_there_are():
-    assert V.page_bounds(250, 100, 1) == (0, 100)
-    assert V.page_bounds(250, 100, 3) == (200, 250)
-    assert V.page_bounds(250, 100, 9) == (200, 250)
-    assert V.page_bounds(0, 100, 1) == (0, 0)
-    assert V.page_count(250, 100) == 3 and V.page_count(0, 100) == 1
+    assert page_bounds(250, 100, 1) == (0, 100)
+    assert page_bounds(250, 100, 3) == (200, 250)
+    assert page_bounds(250, 100, 9) == (200, 250)
+    assert page_bounds(0, 100, 1) == (0, 0)
+    assert page_count(250, 100) == 3 and page_count(0, 100) == 1
 
 
 # ----- text from outside, shown literally ---------------------------------------------------------
@@ -170,7 +171,7 @@ def test_redact_removes_userinfo_secret_parameters_and_fragments():
 
 def test_the_chat_says_when_the_model_is_shown_less_than_the_memory_holds(svc):
     conv = long_conversation(svc, 30)
-    used = V.load_view(svc.store, conv).layer.used_tokens
+    used = load_view(svc.store, conv).layer.used_tokens
     svc.context_tokens = used - 1  # the answering model's window is smaller than the memory
     at = open_chat(conv)
     assert any(f"at most about {used - 1:,} tokens of this memory's {used:,}" in c.value for c in at.caption)
