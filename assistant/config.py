@@ -30,7 +30,10 @@ from assistant.errors import ConfigError
 
 LOCAL_MODEL_ALIAS = "SmolLM2-135M-Instruct"  # the name the embedded server answers to
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-DEFAULT_TIMEOUT = 30.0
+DEFAULT_TIMEOUT = 30.0  # per read: the longest silence accepted from the model's server
+# a whole answer, from its request to its last token: a server that trickles tokens or keep-alives
+# never trips the per-read timeout, and would hold the conversation's input (and Retry) forever
+DEFAULT_DEADLINE = 300.0
 DEFAULT_RETRIES = 2
 # The model was trained to 8k; 4096 leaves room for a ~2,000-token memory budget plus the
 # retrieval prompt and a 512-token answer, and its KV cache costs under 100 MB.
@@ -49,6 +52,7 @@ VARIABLES = (
     "LAGMEM_MODEL",
     "LAGMEM_LLM",
     "LAGMEM_LLM_TIMEOUT",
+    "LAGMEM_LLM_DEADLINE",
     "LAGMEM_LLM_RETRIES",
     "LAGMEM_STRUCTURED",
     "LAGMEM_LOCAL_MODEL",
@@ -75,6 +79,7 @@ class LLMConfig:
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_RETRIES
     structured: str | None = None
+    deadline: float = DEFAULT_DEADLINE  # seconds for a whole streamed answer
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -149,6 +154,7 @@ def _llm(read: _Reader) -> LLMConfig:
     base_url = read.http_url("OPENAI_BASE_URL")
     model = read.text("LAGMEM_MODEL")
     timeout = read.seconds("LAGMEM_LLM_TIMEOUT", DEFAULT_TIMEOUT)
+    deadline = read.seconds("LAGMEM_LLM_DEADLINE", DEFAULT_DEADLINE)
     retries = read.whole("LAGMEM_LLM_RETRIES", "a whole number of retries", 0, DEFAULT_RETRIES)
     structured = read.choice("LAGMEM_STRUCTURED", STRUCTURED_MODES)
     # 'openai' and 'compatible' are accepted and change nothing: the URL decides between them.
@@ -169,6 +175,7 @@ def _llm(read: _Reader) -> LLMConfig:
         timeout=timeout,
         max_retries=retries,
         structured=structured,
+        deadline=deadline,
     )
 
 

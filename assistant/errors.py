@@ -111,6 +111,20 @@ class AlreadyAnswered(LagmemError):
     default_message = "This message was answered meanwhile (in another tab or window?): this answer was not stored."
 
 
+class ConversationGone(LagmemError, LookupError):
+    """The conversation an exchange was for is gone (deleted while its answer was being written):
+    the answer is not stored, and never in another conversation."""
+
+    default_message = "This conversation was deleted while its answer was being written: the answer was not stored."
+
+
+class Stopped(LagmemError):
+    """The person stopped the answer while it was being written: nothing of it is stored, and the
+    question keeps its Retry."""
+
+    default_message = "Stopped: the answer was not stored. Your message is kept; use Retry to answer it."
+
+
 class TooMuchWork(LagmemError):
     """A replay (an import, a what-if comparison) passed its time budget and stopped; nothing was
     stored. Its message says how far it got, about how long the whole would take, and what to do."""

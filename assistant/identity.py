@@ -81,3 +81,24 @@ def owner_from_claims(claims: Mapping) -> str:
             f"The sign-in identity is {len(owner)} characters long; at most {OWNER_MAX_CHARS} can be stored."
         )
     return owner
+
+
+# The cookie secret signs the identity cookie: anyone who knows it can sign in as anyone. The
+# examples docs have shown are public, so never a secret; and a short one can be guessed.
+EXAMPLE_COOKIE_SECRETS = frozenset({"a long random string", "xxx", "..."})
+MIN_COOKIE_SECRET_BYTES = 32
+COOKIE_SECRET_HOWTO = 'Set one with: python -c "import secrets; print(secrets.token_urlsafe(32))"'
+
+
+def cookie_secret_problem(secret: object) -> str | None:
+    """Why sign-in must stay off with this ``[auth] cookie_secret``, or None when it will do."""
+    if not isinstance(secret, str) or not secret.strip():
+        return f"Sign-in is configured without a cookie_secret. {COOKIE_SECRET_HOWTO}"
+    if secret.strip() in EXAMPLE_COOKIE_SECRETS:
+        return f"The sign-in cookie_secret is the docs' public example. {COOKIE_SECRET_HOWTO}"
+    if len(secret.encode()) < MIN_COOKIE_SECRET_BYTES:
+        return (
+            f"The sign-in cookie_secret is {len(secret.encode())} bytes; at least "
+            f"{MIN_COOKIE_SECRET_BYTES} are needed. {COOKIE_SECRET_HOWTO}"
+        )
+    return None

@@ -77,7 +77,17 @@ def _apply(
         tokens = counter.count(item.content) if tokens is None else tokens
         # stored as the live chat stores it: every answer names the question it answers
         previous = layer.turn(layer.step).role if layer.step else ""
-        t = tx.add_turn(item.role, item.content, tokens, arrival=arrival, reply_to=T.answers(item, previous))
+        # an exported turn keeps the prior it arrived with, and an answer the limit that cut it
+        t = tx.add_turn(
+            item.role,
+            item.content,
+            tokens,
+            arrival=arrival,
+            prior=item.prior,
+            reply_to=T.answers(item, previous),
+            incomplete=item.cut_at is not None,
+        )
+        tx.answer_note(t.number, cut_at=item.cut_at)
         log.turns.append({"turn": t.number, "role": t.role, "tokens": tokens})
         if item.cites:
             log.dropped_cites += tx.cite(list(item.cites), answer_turn=t.number, source="replay").dropped
@@ -101,6 +111,12 @@ def _apply(
     elif item.event == "feedback":
         tx.feedback(item.turn, item.value)
         entry["value"] = item.value
+    elif item.event == "miss":  # as the exchange logs it: the miss, then the second chance's restore
+        restored = item.restored and not layer.turn(item.turn).active
+        tx.miss(item.turn, item.value, restored)
+        if restored:
+            records = tx.restore(item.turn, kind="auto_restore")
+        entry["similarity"], entry["restored"] = item.value, restored
     log.events.append(entry)
     log.history.append(("event", entry))
     _log_evictions(log, records)
@@ -158,6 +174,7 @@ def replay(
         }
     )
     title = title or transcript.header.get("title") or "replay"
+    auto_restore = bool(transcript.header.get("auto_restore", False))
     if atomic:
         # built in RAM first (no lock, nothing stored if the file fails in the layer), then
         # written in short chunks into a pending conversation and revealed at once
@@ -171,11 +188,11 @@ def replay(
                 deadline.check(i, total)
         _finish(log, tx.layer)
         store.sweep_imports()
-        conv = store.begin_import(title, settings, owner=owner)
+        conv = store.begin_import(title, settings, owner=owner, auto_restore=auto_restore)
         log.write = write_import(store, conv, tx.sink, tx.layer, tx.dropped)
         log.conversation_id = conv.id
         return log
-    conv_id = store.create(title, settings, owner=owner)
+    conv_id = store.create(title, settings, owner=owner, auto_restore=auto_restore)
     log.conversation_id = conv_id
     layer, context = None, None
     for i, item in enumerate(transcript.items):

@@ -18,6 +18,7 @@ from assistant.errors import ConfigError
 from assistant.models.backends import profile_for
 from assistant.models.llm import make_llm
 from assistant.models.profile import profile_of
+from assistant.redact import redact
 from assistant.service import ChatService
 from assistant.store import MemoryStore, default_url, open_store
 from memory.tokens import TokenCounter
@@ -90,7 +91,7 @@ def model_note(svc: ChatService) -> str:
     """Which model answers, what the token counts are and, for a small model, that a larger one
     can be connected: for people."""
     describe = getattr(svc.llm, "describe", None)
-    who = describe() if describe else svc.llm.model
+    who = redact(describe() if describe else svc.llm.model)  # a server's address may carry credentials
     counts = "exact" if svc.counter.exact else "an estimate"
     note = f"Answers come from {who}. Token counts: {svc.counter.name} ({counts})."
     return f"{note} {svc.profile.upgrade_note}" if svc.profile.upgrade_note else note

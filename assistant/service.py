@@ -15,9 +15,11 @@ A failed model call never loses the user's message: the turn is already stored, 
 unanswered one) on retry. An answer the model ended at the token limit is stored marked
 ``incomplete``, with the limit noted, so the chat can say where it was cut. A
 partial answer cut off mid-stream is *not* stored: the memory stays as it was after the user's
-turn. The order of writes mirrors ``assistant.replay`` exactly (user turn + enforcement; restores
-+ enforcement; answer + citations + enforcement), so an exported conversation replays to the same
-memory state.
+turn. An exchange carries its conversation's identity (id and creation time): an answer whose
+conversation was deleted meanwhile raises ``ConversationGone`` and is stored nowhere; one stopped
+(``Exchange.stop``, the chat's Stop button) raises ``Stopped`` and is not stored either. The order of
+writes mirrors ``assistant.replay`` exactly (user turn + enforcement; restores + enforcement;
+answer + citations + enforcement), so an exported conversation replays to the same memory state.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from assistant.answering.answer import (
 )
 from assistant.answering.notes import select_notes
 from assistant.candidates import CandidateReader
-from assistant.errors import AlreadyAnswered
+from assistant.errors import AlreadyAnswered, ConversationGone, Stopped
 from assistant.models.embeddings import pack_vector, unpack_vector
 from assistant.models.profile import ModelProfile, profile_of
 from assistant.retrieval import hybrid
@@ -55,7 +57,8 @@ from assistant.retrieval.step import (
     find_misses,
     retrieve,
 )
-from assistant.store import MemoryStore
+from assistant.stop import StopSignal
+from assistant.store import MemoryStore, NotFound
 from memory.tokens import TokenCounter
 from memory.types import EvictionRecord
 
@@ -132,6 +135,7 @@ class Exchange:
         *,
         context=None,
         budget: int | None = None,
+        created=None,
     ):
         self.service, self.result, self.message, self.vec, self.t0, self.owner = (
             service,
@@ -144,11 +148,23 @@ class Exchange:
         # as the user turn's unit of work left the conversation: the answer's need context (its
         # prior is then computed without a read) and the budget (the answer's cap); None on a retry
         self.context, self.budget = context, budget
+        # the conversation's identity with its id (ids of deleted conversations may be reused by
+        # old SQLite databases): the answer is stored only in the conversation its question was
+        self.created = created
+        self.stop_signal = StopSignal()  # the chat's Stop button: nothing of the answer is stored
         self.done = False
 
+    def stop(self) -> None:
+        """End the answer now (from any thread): the stream is closed, the exchange raises
+        ``Stopped`` and stores nothing; the question keeps its Retry."""
+        self.stop_signal.stop()
+
     def stream(self) -> Iterator[str]:
-        with self.service.candidates.vectors.exchange():  # the background vector worker waits
-            yield from self.service._answer(self)
+        try:
+            with self.service.candidates.vectors.exchange():  # the background vector worker waits
+                yield from self.service._answer(self)
+        except NotFound as exc:  # deleted (or given away) while its answer was being written
+            raise ConversationGone() from exc
         self.done = True
 
     def run(self) -> ExchangeResult:
@@ -206,7 +222,7 @@ class ChatService:
         with self.store.transaction(conv_id, owner=owner) as tx:
             t = tx.add_turn("user", message, tokens, arrival=arrival, **row)
             evictions = tx.enforce("arrival", t.number)
-            context, budget = tx.context(), tx.layer.settings.budget
+            context, budget, created = tx.context(), tx.layer.settings.budget, tx.conv.created_at
         result = ExchangeResult(
             conv_id,
             t.number,
@@ -216,7 +232,7 @@ class ChatService:
             tokens_exact=self.counter.exact,
         )
         result.timings["store_user_ms"] = _ms(t0)
-        return Exchange(self, result, message, vec, t0, owner, context=context, budget=budget)
+        return Exchange(self, result, message, vec, t0, owner, context=context, budget=budget, created=created)
 
     def answer_pending(self, conv_id: int, *, owner: str | None = None, turn: int | None = None) -> Exchange | None:
         """Retry: answer user turn ``turn`` (default: the last turn) if it has no answer yet, or None.
@@ -224,6 +240,9 @@ class ChatService:
         An earlier question's answer arrives as the newest turn; like every answer it stores the
         question it answers (``reply_to``), so the chat can say which. Two tabs retrying the same
         question store one answer: the second raises ``AlreadyAnswered``."""
+        # the identity first: whatever is read after it belongs to this conversation or, if its id
+        # was reused meanwhile, to one the answer's write refuses
+        created = self.store.conversation(conv_id, owner=owner).created_at
         pending = self.store.pending_user_turn(conv_id, owner=owner, turn=turn)
         if pending is None:
             return None
@@ -233,7 +252,7 @@ class ChatService:
         result = ExchangeResult(
             conv_id, q.seq, model=self.llm.model, tokens=self.counter.name, tokens_exact=self.counter.exact
         )
-        return Exchange(self, result, q.content, vec, time.perf_counter(), owner)
+        return Exchange(self, result, q.content, vec, time.perf_counter(), owner, created=created)
 
     def ask(self, conv_id: int, message: str, *, owner: str | None = None) -> ExchangeResult:
         return self.send(conv_id, message, owner=owner).run()
@@ -273,7 +292,9 @@ class ChatService:
             )
             parts, cleaner = [], StreamCleaner()
             limit, info = min(self.answer_tokens, cap), {}
-            for delta in self.llm.stream(messages, max_tokens=limit, info=info):
+            for delta in self.llm.stream(messages, max_tokens=limit, info=info, stop=ex.stop_signal):
+                if ex.stop_signal.stopped:
+                    raise Stopped()
                 if not parts:
                     r.timings["ttft_ms"] = _ms(ex.t0)
                     r.timings["answer_ttft_ms"] = _ms(t1)
@@ -286,6 +307,8 @@ class ChatService:
             avec = self._embed(answer)
             r.answered_by = "model"
             r.cut_at = limit if info.get("finish_reason") == "length" else None
+        if ex.stop_signal.stopped:  # stopped while the answer was composed (or after its last token)
+            raise Stopped()
         self._record(ex, retrieval, misses, answer, avec)
         r.timings["total_ms"] = _ms(ex.t0)
 
@@ -298,7 +321,7 @@ class ChatService:
             arrival = need.arrive(ex.context, answer, **vector)
         else:
             arrival = self.store.arrival(r.conversation_id, answer, owner=ex.owner, **vector)
-        with self.store.transaction(r.conversation_id, owner=ex.owner) as tx:
+        with self.store.transaction(r.conversation_id, owner=ex.owner, created=ex.created) as tx:
             # checked under the conversation's lock (and by a unique key): a user turn gets one
             # answer, so two tabs retrying the same turn store one; the second is refused
             if tx.layer.turn(r.user_turn).role != "user" or tx.answered(r.user_turn):

@@ -30,6 +30,8 @@ from sqlalchemy.orm import Session
 from assistant import need
 from assistant.cache import ByteCache
 from assistant.config import default_url
+from assistant.errors import ConversationGone
+from assistant.exporting import saved_events
 from assistant.scope import OwnerScope
 from assistant.store_errors import storage_errors as _storage_errors
 from memory import transcript as T
@@ -78,6 +80,20 @@ def load_layer(s: Session | Connection, conv: Conversation | Row) -> MemoryLayer
     )
 
 
+def _same(read, conn, conv_id: int, owner: str | None, created):
+    """The conversation's row, locked; ``ConversationGone`` unless it is the one created at
+    ``created`` (when given): gone, or its id now names another conversation."""
+    try:
+        conv = read(conn, conv_id, owner=owner, lock=True)
+    except NotFound as exc:
+        if created is None:
+            raise
+        raise ConversationGone() from exc
+    if created is not None and conv.created_at != created:
+        raise ConversationGone()
+    return conv
+
+
 def _recent(rows: Iterable[tuple]) -> list[need.Previous]:
     """Recent turns' (content, created_at, embedding, dim) rows as the need estimator reads them."""
     return [need.Previous(c, at, need.vector_of(e, d)) for c, at, e, d in rows]
@@ -95,9 +111,25 @@ class Tx:
     dropped: int = 0
     recent: list[need.Previous] | None = None  # the next turn's need context, read when first needed
 
-    def add_turn(self, role: str, content: str, tokens: int, arrival: need.Arrival | None = None, **row) -> TurnState:
-        """Store a turn with its prior expected need (``assistant/need.py``): ``arrival``'s, computed
-        before the unit of work, if the conversation is still at its clock; else computed now."""
+    def add_turn(
+        self,
+        role: str,
+        content: str,
+        tokens: int,
+        arrival: need.Arrival | None = None,
+        prior: float | None = None,
+        **row,
+    ) -> TurnState:
+        """Store a turn with its prior expected need (``assistant/need.py``): ``prior`` when given (an
+        exported turn's, kept on import), else ``arrival``'s, computed before the unit of work, if
+        the conversation is still at its clock; else computed now."""
+        if prior is not None:
+            if self.recent is not None:  # the context a later turn without a prior reads
+                now = need.Previous(content, utcnow(), need.vector_of(row.get("embedding"), row.get("embedding_dim")))
+                self.recent = (self.recent + [now])[-need.CONTEXT_TURNS :]
+            t = self.layer.add_turn(role, tokens, prior=prior)
+            self.sink.add_turn(t, content, **row)
+            return t
         if arrival is None or self.conv is None or arrival.at != (self.conv.created_at, self.layer.step):
             if self.recent is None:
                 self.recent = _recent(self.sink.recent_turns(need.CONTEXT_TURNS))
@@ -215,6 +247,7 @@ class MemoryStore:
     ) -> int:
         settings = settings or self.default_settings
         layer = MemoryLayer(settings)  # validates the policy name and parameters before anything is stored
+        T.check_title(title)  # stored the same on every database, or not at all
         with _storage_errors(), self.engine.begin() as conn:
             conv = repo.create_conversation(conn, title, settings, owner=owner, auto_restore=auto_restore)
         self._keep(conv, conv.version, layer)
@@ -229,6 +262,7 @@ class MemoryStore:
             return repo.get_conversation(s, conv_id, owner=owner)
 
     def rename(self, conv_id: int, title: str, *, owner: str | None = None) -> None:
+        T.check_title(title)  # stored the same on every database, or not at all
         with self._unit(conv_id, owner) as (conn, _):
             repo.update_conversation(conn, conv_id, title=title)
 
@@ -272,15 +306,19 @@ class MemoryStore:
                 candidates.set_vectors(conn, conv_id, vectors[start : start + 500])
 
     # ----- imports, written in short transactions ------------------------------------------
-    def begin_import(self, title: str, settings: MemorySettings, *, owner: str | None = None) -> Row:
+    def begin_import(
+        self, title: str, settings: MemorySettings, *, owner: str | None = None, auto_restore: bool = False
+    ) -> Row:
         """A new, pending conversation (invisible until ``reveal_import``), filled by ``write_rows``."""
+        T.check_title(title)  # stored the same on every database, or not at all
         with _storage_errors(), self.engine.begin() as conn:
-            return repo.create_conversation(conn, title, settings, owner=owner, pending=True)
+            return repo.create_conversation(conn, title, settings, owner=owner, pending=True, auto_restore=auto_restore)
 
     def write_rows(self, table: str, rows: list[dict]) -> None:
         """One short transaction inserting rows of a pending import (converted before it begins)."""
         prepared = chunks.prepare_rows(self.engine.dialect, table, rows)
         with _storage_errors(), self.engine.begin() as conn:
+            chunks.touch(conn, (row["conversation_id"] for row in rows))  # alive, and still pending
             chunks.insert_prepared(conn, prepared)
 
     def reveal_import(self, conv: Row, layer: MemoryLayer, dropped: int) -> None:
@@ -289,19 +327,23 @@ class MemoryStore:
             version = chunks.reveal(conn, conv.id, layer.step, dropped)
         self._keep(conv, version, layer)
 
-    def discard_import(self, conv_id: int, chunk: int = 5000) -> None:
-        """Delete a pending conversation, ``chunk`` rows per transaction (never a long write lock)."""
+    def discard_import(self, conv_id: int, chunk: int = 5000, *, untouched_since=None) -> None:
+        """Delete a pending conversation, ``chunk`` rows per transaction (never a long write lock);
+        each transaction first checks it is still pending (and, for the sweep, still untouched
+        since ``untouched_since``), so a conversation revealed or written meanwhile is left whole."""
         while True:
             with _storage_errors(), self.engine.begin() as conn:
-                if not chunks.delete_some(conn, conv_id, chunk):
+                if not chunks.delete_some(conn, conv_id, chunk, untouched_since=untouched_since):
                     return
 
     def sweep_imports(self, older_than_seconds: float = 3600.0) -> int:
-        """Discard pending conversations older than this (an import or delete cut off by a crash)."""
+        """Discard pending conversations no chunk was written to for this long (an import or delete
+        cut off by a crash); an import still being written is left alone. Returns how many were listed."""
+        before = repo.utcnow() - timedelta(seconds=older_than_seconds)
         with self.reader.connect() as conn:
-            stale = chunks.pending_conversations(conn, repo.utcnow() - timedelta(seconds=older_than_seconds))
+            stale = chunks.pending_conversations(conn, before)
         for conv_id in stale:
-            self.discard_import(conv_id)
+            self.discard_import(conv_id, untouched_since=before)
         return len(stale)
 
     def arrival(self, conv_id: int, content: str, *, owner: str | None = None, **row) -> need.Arrival:
@@ -315,16 +357,20 @@ class MemoryStore:
 
     # ----- units of work -------------------------------------------------------------------
     @contextmanager
-    def transaction(self, conv_id: int, *, owner: str | None = None) -> Iterator[Tx]:
-        with self._unit(conv_id, owner) as (_, tx):
+    def transaction(self, conv_id: int, *, owner: str | None = None, created=None) -> Iterator[Tx]:
+        """A unit of work on the conversation. ``created``: the creation time of the conversation
+        the caller began with (an exchange: when its question was stored); checked under the lock,
+        so a write meant for a conversation deleted meanwhile raises ``ConversationGone`` and never
+        lands in another one (SQLite databases from before migration 0007 may reuse an id)."""
+        with self._unit(conv_id, owner, created) as (_, tx):
             yield tx
 
     @contextmanager
-    def _unit(self, conv_id: int, owner: str | None) -> Iterator[tuple[Connection, Tx]]:
+    def _unit(self, conv_id: int, owner: str | None, created=None) -> Iterator[tuple[Connection, Tx]]:
         """A unit of work and its connection (the store's own writes: the conversation's columns)."""
         with self._lock(conv_id), _storage_errors():
             with self.engine.begin() as conn:
-                conv = repo.conversation_row(conn, conv_id, owner=owner, lock=True)
+                conv = _same(repo.conversation_row, conn, conv_id, owner, created)
                 cached = self._cache.pop(conv_id)
                 layer = cached[1] if cached and cached[0] == (conv.created_at, conv.version) else load_layer(conn, conv)
                 tx = Tx(DatabaseSink(conn, conv.id), conv, layer)
@@ -392,18 +438,22 @@ class MemoryStore:
             header = {"lagmem": T.FORMAT_VERSION, "title": conv.title, **settings.to_dict()}
             if not settings.policy_params:
                 del header["policy_params"]  # a header names parameters only when some are set
+            if conv.auto_restore:
+                header["auto_restore"] = True
             cites = repo.load_answer_cites(s, conv_id)
-            events: dict[int, list[T.EventLine]] = {}
-            for e in repo.load_events(s, conv_id):
-                kind = {"auto_restore": "restore"}.get(e.kind, e.kind)
-                if kind in T.EVENTS:
-                    events.setdefault(e.step, []).append(
-                        T.EventLine(kind, e.turn, float(e.detail) if kind == "feedback" else None)
-                    )
+            events, cuts = saved_events(repo.load_events(s, conv_id), repo.load_misses(s, conv_id))
             items: list = list(events.get(0, []))
             for row in repo.turn_rows(s, conv_id, vectors=False):
                 items.append(
-                    T.TurnLine(row.seq, row.role, row.content, tuple(cites.get(row.seq, ())), reply_to=row.reply_to)
+                    T.TurnLine(
+                        row.seq,
+                        row.role,
+                        row.content,
+                        tuple(cites.get(row.seq, ())),
+                        reply_to=row.reply_to,
+                        prior=row.prior,
+                        cut_at=cuts.get(row.seq) if row.incomplete else None,
+                    )
                 )
                 items.extend(events.get(row.seq, []))
         return T.Transcript(header, items)

@@ -18,5 +18,5 @@ Speed and load, on the product:
                    with ``fakes`` (a stdlib fake of the API, a hash embedder) so only our own
                    work is loaded.
 
-The terminal front ends are ``lagmem bench ...`` (``cli/bench.py``) and ``lagmem loadtest``.
+The terminal front ends are ``lagmem bench ...`` (``cli/bench.py``) and ``lagmem loadtest`` (``cli/loadtest.py``).
 """

@@ -4,8 +4,8 @@ A LongMemEval record is one question over a few chat sessions between a person a
 (``haystack_sessions``, each a list of ``{"role", "content", "has_answer"?}`` turns, dated by
 ``haystack_dates``); its evidence is the turns marked ``has_answer``. One record is too short to
 need a memory, so records are chained into conversations, the rule that reproduces
-``../shared/data/longmemeval/lme_dev_chained.json`` from ``longmemeval_dev.json`` exactly (checked by
-``tests/test_bench_longmemeval.py``):
+the chained dev file (``lme_dev_chained.json``) from ``longmemeval_dev.json`` exactly (checked by
+``tests/bench/test_bench_longmemeval.py``):
 
 1. abstention records (``question_id`` ending in ``_abs``: the answer is not in the history) are
    skipped, before anything else: they have no evidence to keep;

@@ -4,8 +4,9 @@ besides the LLM.
 Prints (1) the step's overhead excluding the LLM call -- shortlist + prompt building + parsing and
 validation + bookkeeping -- at 2,000 active tokens and at 200 active turns, and (2) the real
 embedding model's time per turn (one turn per ``encode()`` call, as the service embeds a turn when
-it is stored). Turn texts come from the LoCoMo conversations in ``../shared/data/locomo`` when
-present (real chat), otherwise from a fixed synthetic vocabulary. The LLM is a stub answering at
+it is stored). Turn texts come from the LoCoMo file ``locomo_dev.json`` in the current directory when
+present (real chat; the file is not shipped, as for ``lagmem bench locomo``), otherwise from a fixed
+synthetic vocabulary. The LLM is a stub answering at
 once, so only our own work is timed. A measurement command, not a test.
 """
 
@@ -24,12 +25,12 @@ from assistant.models.embeddings import get_embedder
 from assistant.models.tokens import make_token_counter
 from assistant.retrieval.step import Candidate, RetrievalConfig, find_misses, retrieve
 
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo"
+LOCOMO = Path("locomo_dev.json")  # as `lagmem bench locomo` defaults to
 
 
 def _texts(n: int) -> tuple[list[str], str]:
     texts: list[str] = []
-    for path in sorted(LOCOMO.glob("*.json")) if LOCOMO.is_dir() else []:
+    for path in [LOCOMO] if LOCOMO.is_file() else []:
         for sample in json.loads(path.read_text()):
             conv = sample["conversation"]
             for key in sorted(

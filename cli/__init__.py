@@ -1,1 +1,1 @@
-"""The terminal shell: the ``lagmem`` command (``cli.main``), its chat and bench subcommands."""
+"""The terminal shell: the ``lagmem`` command (``cli.main``), its chat, bench and loadtest subcommands."""

@@ -19,7 +19,8 @@ from pathlib import Path
 from cli.bench_jobs import params as _params
 from cli.bench_jobs import run_jobs as _run_jobs
 
-DEFAULT_DATA = "../shared/data/locomo/locomo_dev.json"
+# LoCoMo (CC BY-NC 4.0) is not shipped: the default is a copy in the current directory, else --data
+DEFAULT_DATA = "locomo_dev.json"
 LOCOMO_POLICIES = "fifo,lru,accumulate,window,userfirst,largest,measured,oracle"
 LAGS = "0,1,2,4,8,16"
 # default budgets (tokens) per kind of conversation: a person-assistant chat's answers are long (the

@@ -6,6 +6,7 @@ import json
 import sys
 
 from assistant.errors import LLMError
+from assistant.redact import redact
 from cli.users import user_arg
 
 
@@ -73,7 +74,10 @@ def cmd_ask(args) -> int:
     except EmptyMessage as exc:
         raise SystemExit(f"lagmem: {exc}")
     except LLMError as exc:
-        print(f"lagmem: {exc.message}\n(your message is saved; run `lagmem ask --retry` to answer it)", file=sys.stderr)
+        print(
+            f"lagmem: {redact(exc.message)}\n(your message is saved; run `lagmem ask --retry` to answer it)",
+            file=sys.stderr,
+        )
         return 3
     if args.json:
         print(json.dumps(result.as_dict(), ensure_ascii=False, indent=1))
@@ -88,7 +92,7 @@ def cmd_chat(args) -> int:
 
     svc = _service(args)
     conv = _conversation(svc, args)
-    c = svc.store.conversation(conv)
+    c = svc.store.conversation(conv, owner=args.user)
     print(f"conversation {conv}: {c.title} (budget {c.budget} tokens, lag {c.lag}, policy {c.policy})")
     print(model_note(svc))
     print("Type a message; /retry answers a message that failed; /quit or Ctrl-D leaves.")
@@ -120,7 +124,7 @@ def cmd_chat(args) -> int:
         except EmptyMessage:
             continue
         except LLMError as exc:
-            print(f"\n[error] {exc.message} — your message is saved; type /retry to answer it.")
+            print(f"\n[error] {redact(exc.message)} — your message is saved; type /retry to answer it.")
 
 
 def register(sub) -> None:

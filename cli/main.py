@@ -9,9 +9,8 @@ import logging
 import sys
 from pathlib import Path
 
-from bench import loadtest
 from cli import bench as bench_commands
-from cli import chat, whatif
+from cli import chat, loadtest, whatif
 from cli.users import user_arg
 from memory import transcript as T
 
@@ -95,7 +94,9 @@ def cmd_replay(args) -> int:
         url = args.db or f"sqlite:///{Path(tmp) / 'replay.db'}"
         store = open_store(url)
         try:
-            log = replay(store, t, _counter(), settings, title=t.header.get("title") or Path(args.file).stem)
+            log = replay(
+                store, t, _counter(), settings, title=t.header.get("title") or T.fit_title(Path(args.file).stem)
+            )
         finally:
             store.close()
     if args.json:
@@ -112,6 +113,8 @@ def cmd_import(args) -> int:
     from assistant.runtime import default_settings
     from assistant.store import open_store
 
+    if args.title is not None and (problem := T.title_problem(args.title)):
+        raise SystemExit(f"lagmem: --title {problem} (nothing was stored)")
     t = _read_transcript(args.file)
     settings = settings_from(t.header, defaults=default_settings())  # as the app's sidebar imports
     log = replay(
@@ -119,7 +122,7 @@ def cmd_import(args) -> int:
         t,
         _counter(),
         settings,
-        title=args.title or t.header.get("title") or Path(args.file).stem,
+        title=args.title or t.header.get("title") or T.fit_title(Path(args.file).stem),
         owner=args.user,
         atomic=True,
     )
@@ -294,7 +297,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args) or 0
     except (ConfigError, LLMError) as exc:  # a bad setting or an unreachable model: say so, plainly
-        raise SystemExit(f"lagmem: {exc.message}") from exc
+        from assistant.redact import redact
+
+        raise SystemExit(f"lagmem: {redact(exc.message)}") from exc
 
 
 if __name__ == "__main__":

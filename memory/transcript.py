@@ -8,6 +8,11 @@
 
 The header is optional and must be the first line. Turns are numbered 1, 2, 3 ... in file order;
 ``cites`` names earlier turns (an int, or {"turn": n, "weight": w}); events name existing turns.
+What an export adds so that importing it gives the same memory (all optional): the header's
+``auto_restore``; a turn's ``prior`` (the need prior it got when it arrived, which an import could
+not recompute: it depends on when the turns were said) and an answer's ``cut_at`` (the token limit
+that cut it); ``{"event": "miss", "turn": n, "similarity": s, "restored": true}`` (a retrieval step
+wanted evicted turn n; ``restored``: the second chance brought it back).
 An answer answers the user turn just before it, or the earlier user turn its ``reply_to`` names (a
 question answered later, on retry); a question has at most one answer.
 Anything else is refused with the line number and what is wrong: a parser that guesses would
@@ -24,7 +29,7 @@ from memory.policies import make_policy
 from memory.types import ROLES, MemorySettings, number_text
 
 FORMAT_VERSION = 1
-EVENTS = ("pin", "unpin", "restore", "feedback")
+EVENTS = ("pin", "unpin", "restore", "feedback", "miss")
 HEADER_KEYS = {
     "lagmem": int,
     "title": str,
@@ -35,12 +40,42 @@ HEADER_KEYS = {
     "pin_share": (int, float),
     "policy_params": dict,
     "model": str,
+    "auto_restore": bool,
 }
-TURN_KEYS = {"role", "content", "cites", "reply_to"}
+TURN_KEYS = {"role", "content", "cites", "reply_to", "prior", "cut_at"}
 MAX_LINE_CHARS = 8_000_000
 MAX_FILE_CHARS = 64_000_000  # a whole file: bounded work and memory per import
 MAX_TURNS = 200_000
 MAX_CITE_WEIGHT = 1e6
+TITLE_MAX_CHARS = 200  # the title column's width (storage/models.py): PostgreSQL enforces it, SQLite not
+
+
+def title_problem(title: object) -> str | None:
+    """What makes ``title`` unstorable as a conversation's title on every database, or None."""
+    if not isinstance(title, str):
+        return "must be text"
+    if len(title) > TITLE_MAX_CHARS:
+        return f"is {len(title):,} characters long; at most {TITLE_MAX_CHARS} fit"
+    try:
+        title.encode("utf-8")
+    except UnicodeEncodeError:
+        return "holds an invalid (lone surrogate) character"
+    if "\x00" in title:
+        return "holds a NUL character (\\u0000), which databases cannot store"
+    return None
+
+
+def check_title(title: object) -> None:
+    """Raises ``ValueError`` saying why ``title`` cannot be stored (see ``title_problem``)."""
+    if problem := title_problem(title):
+        raise ValueError(f"the title {problem}")
+
+
+def fit_title(name: str) -> str:
+    """A title made from a name we did not choose (a file's name): invalid characters replaced,
+    cut to ``TITLE_MAX_CHARS``, so it stores the same on every database."""
+    name = name.encode("utf-8", "replace").decode("utf-8").replace("\x00", "")
+    return name[:TITLE_MAX_CHARS]
 
 
 class TranscriptError(ValueError):
@@ -60,14 +95,17 @@ class TurnLine:
     cites: tuple[tuple[int, float], ...] = ()
     line: int = 0
     reply_to: int | None = None  # set only when it is not the turn just before (see ``answers``)
+    prior: float | None = None  # the need prior it arrived with (None: computed on import)
+    cut_at: int | None = None  # an answer cut at this token limit (stored incomplete)
 
 
 @dataclass(frozen=True)
 class EventLine:
     event: str
     turn: int
-    value: float | None = None
+    value: float | None = None  # feedback: its value; miss: the similarity
     line: int = 0
+    restored: bool = False  # a miss the second chance restored
 
 
 @dataclass
@@ -96,11 +134,15 @@ def _check_header(obj: dict, line: int) -> dict:
         if key not in HEADER_KEYS:
             raise TranscriptError(line, f"unknown header key {key!r} (known: {', '.join(HEADER_KEYS)})")
         expected = HEADER_KEYS[key]
-        ok = isinstance(value, expected) and not isinstance(value, bool)
+        ok = (
+            isinstance(value, bool) if expected is bool else isinstance(value, expected) and not isinstance(value, bool)
+        )
         if not ok:
             raise TranscriptError(line, f"header key {key!r} has the wrong type ({type(value).__name__})")
     if obj["lagmem"] != FORMAT_VERSION:
         raise TranscriptError(line, f"unsupported format version {obj['lagmem']} (this lagmem reads {FORMAT_VERSION})")
+    if "title" in obj and (problem := title_problem(obj["title"])):
+        raise TranscriptError(line, f"the header's 'title' {problem}")
     # every setting checked for range here, at the edge, with the line number: the same checks
     # the memory layer makes (MemorySettings, the policy's declared parameter ranges)
     try:
@@ -139,7 +181,10 @@ def _parse_item(obj: dict, line: int, n_turns: int) -> TurnLine | EventLine:
         event = obj["event"]
         if event not in EVENTS:
             raise TranscriptError(line, f"unknown event {event!r} (known: {', '.join(EVENTS)})")
-        allowed = {"event", "turn", "value"} if event == "feedback" else {"event", "turn"}
+        allowed = {
+            "feedback": {"event", "turn", "value"},
+            "miss": {"event", "turn", "similarity", "restored"},
+        }.get(event, {"event", "turn"})
         extra = set(obj) - allowed
         if extra:
             raise TranscriptError(line, f"unexpected key(s) {sorted(extra)} in a {event} event")
@@ -154,6 +199,14 @@ def _parse_item(obj: dict, line: int, n_turns: int) -> TurnLine | EventLine:
             if not _real_in(value, -1, 1):
                 raise TranscriptError(line, "feedback needs 'value' between -1 and 1")
             value = float(value)
+        if event == "miss":
+            value = obj.get("similarity")
+            if not _real_in(value, -1, 1):
+                raise TranscriptError(line, "a miss needs 'similarity' between -1 and 1")
+            value, restored = float(value), obj.get("restored", False)
+            if not isinstance(restored, bool):
+                raise TranscriptError(line, "a miss's 'restored' must be true or false")
+            return EventLine(event, turn, value, line, restored)
         return EventLine(event, turn, value, line)
     if "role" in obj or "content" in obj:
         extra = set(obj) - TURN_KEYS
@@ -175,7 +228,15 @@ def _parse_item(obj: dict, line: int, n_turns: int) -> TurnLine | EventLine:
         reply_to = obj.get("reply_to")
         if reply_to is not None and (role != "assistant" or not _is_int(reply_to) or not 1 <= reply_to < number):
             raise TranscriptError(line, f"'reply_to' belongs on an answer and names an earlier turn, got {reply_to!r}")
-        return TurnLine(number, role, content, cites, line, reply_to)
+        prior, cut_at = obj.get("prior"), obj.get("cut_at")
+        if prior is not None and not _real_in(prior, 0, 1):
+            raise TranscriptError(line, f"'prior' must be a probability in [0, 1], got {number_text(prior)}")
+        if cut_at is not None and (role != "assistant" or not _is_int(cut_at) or not 1 <= cut_at <= 10**9):
+            raise TranscriptError(
+                line, f"'cut_at' belongs on an answer and is a token limit, got {number_text(cut_at)}"
+            )
+        prior = None if prior is None else float(prior)
+        return TurnLine(number, role, content, cites, line, reply_to, prior, cut_at)
     raise TranscriptError(line, "not a turn (role, content), an event (event, turn) or a header (lagmem)")
 
 
@@ -254,10 +315,18 @@ def write(t: Transcript) -> str:
                 obj["cites"] = [n if w == 1.0 else {"turn": n, "weight": w} for n, w in item.cites]
             if item.reply_to is not None and item.reply_to != item.number - 1:
                 obj["reply_to"] = item.reply_to
+            if item.prior is not None:
+                obj["prior"] = item.prior
+            if item.cut_at is not None:
+                obj["cut_at"] = item.cut_at
         else:
             obj = {"event": item.event, "turn": item.turn}
             if item.event == "feedback":
                 v = item.value
                 obj["value"] = int(v) if v is not None and float(v).is_integer() else v
+            elif item.event == "miss":
+                obj["similarity"] = item.value
+                if item.restored:
+                    obj["restored"] = True
         lines.append(_dumps(obj))
     return "\n".join(lines) + "\n"

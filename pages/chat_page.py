@@ -6,7 +6,10 @@ every question without an answer (a long conversation is not read or drawn whole
 messages"). A sent message goes to the session's outbox (the chat input's callback); the run stores
 it (``service.send``: the user's turn is stored before the model is called) and hands the exchange
 to a worker thread (``web.answering``), which stores the answer whatever the page does meanwhile.
-While an answer is generated the chat input stays disabled and the page follows the text. A
+A message leaves the outbox only once it is stored: one that could not be (any lagmem error) stays
+on the page with why, to send again or discard.
+While an answer is generated the chat input stays disabled, the page follows the text, and Stop
+ends it (nothing of it is stored; the question keeps its Retry and what had been written). A
 question left without an answer (a model error) shows "No answer yet" and a Retry, wherever it is.
 """
 
@@ -17,9 +20,12 @@ from functools import partial
 
 import streamlit as st
 
+from assistant.errors import LagmemError
 from assistant.service import EmptyMessage
 from web import answering, notices, onboarding
+from web.chat_history import chat_history
 from web.chat_view import INSPECTOR, answer_notes, follow, questions, show_message, waiting_note
+from web.inspector_tables import budget_summary
 from web.loading import progress, service
 from web.over_budget import over_budget_text
 from web.page_view import chat_view
@@ -29,12 +35,13 @@ from web.sidebar import NEW_TITLE
 from web.signin import current_owner
 from web.text import md_text, show_text
 from web.view_cache import current_view
-from web.views import budget_summary, chat_history, shorten
+from web.views import shorten
 
 log = logging.getLogger(__name__)
 
 MESSAGES_PER_PAGE = 50  # the chat draws the latest messages; "Show earlier messages" adds as many again
 ERRORS = "answer_errors"  # session state: (conversation, user turn) -> the model error that left it unanswered
+UNSENT = "unsent"  # session state: conversation -> why the first message of its outbox could not be stored
 
 
 def render(shell: Shell) -> None:
@@ -95,12 +102,24 @@ def render(shell: Shell) -> None:
         st.page_link(INSPECTOR, label="See and steer the memory in the inspector", icon=":material/insights:")
 
     if job is not None:
+        stopping = job.stopped_text is not None
+        st.button(
+            "Stopping…" if stopping else "Stop",
+            key=f"stop-{conv_id}",
+            icon=":material/stop_circle:",
+            on_click=job.stop,
+            disabled=stopping,
+            help="End this answer now: nothing of it is stored, and your message keeps its Retry.",
+        )
         follow(job, spinner_text())
         collect(shell, job)
         st.rerun()
     elif outbox:
-        send(shell, view, outbox.pop(0))
-        st.rerun()
+        unsent = st.session_state.setdefault(UNSENT, {})
+        if conv_id not in unsent and send(shell, view, outbox):
+            st.rerun()
+        if conv_id in unsent:
+            show_unsent(conv_id, outbox[0], unsent[conv_id])
 
 
 def context_cap_text(used: int) -> str:
@@ -140,18 +159,36 @@ def queue_message(conv: int) -> None:
     st.session_state.setdefault("outbox", {}).setdefault(conv, []).append(text)
 
 
-def send(shell: Shell, view, text: str) -> None:
-    """Store the user's turn and start its answer in a worker thread."""
-    store, conv_id = shell.store, shell.conv_id
-    with st.chat_message("user"):
+def send(shell: Shell, view, outbox: list[str]) -> bool:
+    """Store the outbox's first message as the user's turn and start its answer in a worker thread.
+    The message leaves the outbox only once it is stored: if storing fails (a busy or full
+    database, a model that did not load, a setting the memory refuses) it stays, marked ``UNSENT``
+    with the reason, for the person to send again or discard. True when it was stored."""
+    store, conv_id, text = shell.store, shell.conv_id, outbox[0]
+    bubble = st.empty()
+    with bubble.container(), st.chat_message("user"):
         show_text(text)
     try:
         ex = service().send(conv_id, text, owner=current_owner())
-    except (EmptyMessage, ValueError) as exc:
+    except EmptyMessage as exc:  # nothing to keep
+        outbox.pop(0)
         notices.flash(str(exc), "warning")
-        return
+        return True
+    except (LagmemError, ValueError) as exc:
+        bubble.empty()
+        st.session_state[UNSENT][conv_id] = getattr(exc, "message", None) or str(exc)
+        log.warning("conversation %d: a message was not stored: %s", conv_id, exc)
+        return False
+    except Exception:
+        bubble.empty()
+        st.session_state[UNSENT][conv_id] = "It could not be stored (an unexpected error, in the server's log)."
+        raise
+    outbox.pop(0)
     if view.conv.title == NEW_TITLE and view.conv.step == 0:
-        store.rename(conv_id, shorten(text, 48))
+        try:
+            store.rename(conv_id, shorten(text, 48))
+        except LagmemError as exc:  # the message is stored; only its title waits for the next message
+            log.warning("conversation %d: not renamed: %s", conv_id, exc)
     try:
         answering.start(shell.db, ex)
     except answering.Busy:  # another tab's message is being answered: this one is stored, with its Retry
@@ -160,6 +197,32 @@ def send(shell: Shell, view, text: str) -> None:
             "Use its Retry once that answer is in.",
             "warning",
         )
+    except answering.Full as exc:  # too many answers at once on this server: stored, with its Retry
+        notices.flash(str(exc), "warning")
+    return True
+
+
+def show_unsent(conv_id: int, text: str, why: str) -> None:
+    """A message that could not be stored: shown with why, kept until sent again or discarded
+    (the message box stays disabled meanwhile, so the order of the messages is kept)."""
+    with st.chat_message("user"):
+        show_text(text)
+        st.error(f"Not sent: {why} The message is kept here.", icon=":material/error:")
+        again, drop = st.columns(2)
+        again.button(
+            "Send again", key=f"resend-{conv_id}", icon=":material/send:", on_click=_resend, args=(conv_id, False)
+        )
+        drop.button(
+            "Discard", key=f"discard-{conv_id}", icon=":material/delete:", on_click=_resend, args=(conv_id, True)
+        )
+
+
+def _resend(conv_id: int, discard: bool) -> None:
+    """Send again (the run stores it) or discard the outbox's unsent message."""
+    st.session_state.get(UNSENT, {}).pop(conv_id, None)
+    outbox = st.session_state.get("outbox", {}).get(conv_id, [])
+    if discard and outbox:
+        outbox.pop(0)
 
 
 def retry(shell: Shell, number: int) -> None:
@@ -174,6 +237,8 @@ def retry(shell: Shell, number: int) -> None:
             answering.start(shell.db, ex)
         except answering.Busy:  # another tab started one meanwhile: the Retry stays
             log.info("conversation %d: turn %d's retry waits, another answer is being written", conv_id, number)
+        except answering.Full as exc:  # the Retry stays
+            notices.flash(str(exc), "warning")
 
 
 def collect(shell: Shell, job: answering.Answering) -> None:
@@ -182,7 +247,10 @@ def collect(shell: Shell, job: answering.Answering) -> None:
     if job.crash is not None:
         raise job.crash
     if job.error:
-        st.session_state.setdefault(ERRORS, {})[(job.conv_id, job.user_turn)] = job.error
+        error = job.error
+        if job.stopped_text:  # what it had written, as plain text beside the question
+            error += f" It had written: “{shorten(job.stopped_text, 2000)}”"
+        st.session_state.setdefault(ERRORS, {})[(job.conv_id, job.user_turn)] = error
 
 
 def spinner_text() -> str:

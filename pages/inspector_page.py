@@ -18,15 +18,26 @@ import streamlit as st
 
 from assistant.store import NotFound
 from web import notices, whatif_panel
-from web import views as V
 from web.actions import restore, set_pin
+from web.chart_series import citation_series, importance_series
 from web.charts import budget_bar, citation_chart, importance_chart, timeline_chart
+from web.inspector_tables import (
+    budget_summary,
+    eviction_history,
+    misses_table,
+    page_bounds,
+    page_count,
+    pin_changes,
+    turn_table,
+)
 from web.loading import progress
 from web.over_budget import over_budget_text
 from web.page_view import inspector_view, pinned_flags
 from web.shell import Shell, current
 from web.text import md_text
 from web.view_cache import current_view, derived, timeline_for
+from web.views import policy_description
+from web.why_forgotten import why_forgotten
 
 REFRESH_SECONDS = 2.0
 TURNS_PER_PAGE = 100
@@ -52,7 +63,7 @@ def apply_pin_edits(shell: Shell) -> bool:
         edits = (st.session_state.get(key) or {}).get("edited_rows", {})
         if numbers and edits:
             pinned_now = pinned_flags(store, conv_id, numbers)
-            for number, want in V.pin_changes(edits, numbers, pinned_now):
+            for number, want in pin_changes(edits, numbers, pinned_now):
                 set_pin(store, conv_id, number, want)
                 changed = True
         del st.session_state[key]
@@ -108,28 +119,28 @@ def turn_details(shell: Shell, view) -> None:
         )
     if any(r.turn == number for r in view.evictions):
         st.markdown("**Why was this forgotten?**")
-        st.text(V.why_forgotten(view, number))
+        st.text(why_forgotten(view, number))
 
 
 def page_span(key: str, total: int, size: int, *, newest_last: bool) -> tuple[int, int]:
     """The [start, stop) of the page picked under ``key`` (settling its default: the newest rows,
     the last page of the turns, the first of the newest-first history), without drawing."""
-    pages = V.page_count(total, size)
+    pages = page_count(total, size)
     if pages == 1:
         return 0, total
     if key not in st.session_state or not 1 <= st.session_state[key] <= pages:
         st.session_state[key] = pages if newest_last else 1
-    return V.page_bounds(total, size, int(st.session_state[key]))
+    return page_bounds(total, size, int(st.session_state[key]))
 
 
 def pager(label: str, key: str, total: int, size: int, *, newest_last: bool) -> tuple[int, int]:
     """A page picker when ``total`` rows need more than one page; returns the page's [start, stop)."""
-    pages = V.page_count(total, size)
+    pages = page_count(total, size)
     if pages == 1:
         return 0, total
     page_span(key, total, size, newest_last=newest_last)
     page = st.number_input(f"{label} (of {pages:,}, {size} rows each)", min_value=1, max_value=pages, step=1, key=key)
-    start, stop = V.page_bounds(total, size, int(page))
+    start, stop = page_bounds(total, size, int(page))
     st.caption(f"Rows {start + 1:,}–{stop:,} of {total:,}" + (" (newest last)." if newest_last else " (newest first)."))
     return start, stop
 
@@ -178,7 +189,7 @@ def inspector(shell: Shell) -> None:
     st.session_state[DRAWN] = (conv_id, conv.version)
     st.title("Memory inspector", anchor=False)
     st.caption(
-        f"**{md_text(conv.title)}** · policy **{conv.policy}** ({V.policy_description(conv.policy)}) · "
+        f"**{md_text(conv.title)}** · policy **{conv.policy}** ({policy_description(conv.policy)}) · "
         f"lag {view.layer.lag} steps · step {conv.step}"
     )
     loading = progress()
@@ -186,7 +197,7 @@ def inspector(shell: Shell) -> None:
         st.caption(f"Token counts: {loading.service.counter.describe()}.")
     notices.show()
 
-    b = V.budget_summary(view)
+    b = budget_summary(view)
     m = st.columns(4)
     m[0].metric(
         "Tokens in memory",
@@ -207,7 +218,7 @@ def inspector(shell: Shell) -> None:
 
     st.subheader("Turns", anchor=False)
     numbers = pager("Turns page", turns_key(shell.conv_id), view.turn_count, TURNS_PER_PAGE, newest_last=True)
-    df = V.turn_table(view, view.page)
+    df = turn_table(view, view.page)
     key = f"turns-{conv_id}-{conv.version}-{numbers[0]}"  # a new table whenever the stored state or the page moves
     st.session_state[f"numbers-{key}"] = list(df.index)
     st.data_editor(
@@ -263,9 +274,9 @@ def inspector(shell: Shell) -> None:
         + (f" Each point is the highest of {width:,} steps." if width > 1 else "")
     )
     tabs[1].altair_chart(
-        derived(view, "importance_chart", lambda: importance_chart(V.importance_series(view))), width="stretch"
+        derived(view, "importance_chart", lambda: importance_chart(importance_series(view))), width="stretch"
     )
-    cites = derived(view, "citations", lambda: V.citation_series(view, view.cites))
+    cites = derived(view, "citations", lambda: citation_series(view, view.cites))
     if cites.empty:
         tabs[2].info("No citations yet.")
     else:
@@ -274,7 +285,7 @@ def inspector(shell: Shell) -> None:
             tabs[2].caption(f"The newest {len(view.cites):,} of {view.cites_count:,} citations.")
 
     st.subheader("Misses", anchor=False)
-    misses = V.misses_table(view)
+    misses = misses_table(view)
     if misses.empty:
         st.caption("No misses: no later question wanted an evicted turn.")
     else:
@@ -292,7 +303,7 @@ def inspector(shell: Shell) -> None:
 
     st.subheader("Eviction history", anchor=False)
     pager("History page", history_key(shell.conv_id), view.history_count, EVICTIONS_PER_PAGE, newest_last=False)
-    history = V.eviction_history(view.history)
+    history = eviction_history(view.history)
     if history.empty:
         st.caption("Nothing has been evicted yet.")
     else:

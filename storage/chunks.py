@@ -8,6 +8,7 @@ no write lock is held for long. Rows are converted for the driver before their t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC
 
 from sqlalchemy import delete, insert, select, update
 
@@ -62,16 +63,40 @@ def reveal(conn, conv_id: int, step: int, dropped: int) -> int:
     return 1
 
 
+def touch(conn, conv_ids) -> None:
+    """A pending import is still being written: its ``updated_at`` moves on with every chunk, so the
+    sweep (which discards pending conversations untouched for an hour) leaves a long import alone.
+    ``NotFound`` if one of them is no longer pending (discarded meanwhile): its rows must not land."""
+    ids = sorted(set(conv_ids))
+    n = conn.execute(
+        update(_CONVS).where(_CONVS.c.id.in_(ids), _CONVS.c.pending.is_(True)).values(updated_at=utcnow())
+    ).rowcount
+    if n != len(ids):
+        raise NotFound(f"pending conversation {ids} was discarded while it was being written")
+
+
 def pending_conversations(conn, before) -> list[int]:
-    """Ids of pending conversations created before ``before`` (imports cut off by a crash)."""
+    """Ids of pending conversations untouched since ``before`` (imports or deletions cut off by a crash)."""
     return list(
-        conn.execute(select(_CONVS.c.id).where(_CONVS.c.pending.is_(True), _CONVS.c.created_at < before)).scalars()
+        conn.execute(select(_CONVS.c.id).where(_CONVS.c.pending.is_(True), _CONVS.c.updated_at < before)).scalars()
     )
 
 
-def delete_some(conn, conv_id: int, limit: int) -> int:
-    """Delete up to ``limit`` rows of a conversation's children (logs first, turns last), or the
-    conversation itself when none are left; returns how many rows went (0: nothing was left)."""
+def delete_some(conn, conv_id: int, limit: int, *, untouched_since=None) -> int:
+    """Delete up to ``limit`` rows of a pending conversation's children (logs first, turns last), or
+    the conversation itself when none are left; returns how many rows went (0: nothing was left).
+
+    Checked in the same transaction (the row locked): only while the conversation is still pending
+    (a revealed import is never deleted by a sweep that listed it a moment before) and, for the
+    sweep (``untouched_since``), only while no chunk of it has been written since."""
+    query = select(_CONVS.c.pending, _CONVS.c.updated_at).where(_CONVS.c.id == conv_id)
+    if conn.dialect.name != "sqlite":  # SQLite's write transaction (BEGIN IMMEDIATE) already locks
+        query = query.with_for_update()
+    row = conn.execute(query).first()
+    if row is None or not row.pending:
+        return 0
+    if untouched_since is not None and _aware(row.updated_at) >= untouched_since:
+        return 0
     for model in (MissRow, FeedbackRow, MemoryEvent, EvictionRow, CitationRow, Turn):
         table = model.__table__
         ids = select(table.c.id).where(table.c.conversation_id == conv_id).limit(limit).scalar_subquery()
@@ -79,3 +104,8 @@ def delete_some(conn, conv_id: int, limit: int) -> int:
         if n:
             return n
     return conn.execute(delete(_CONVS).where(_CONVS.c.id == conv_id)).rowcount
+
+
+def _aware(when):
+    """SQLite hands back naive datetimes (stored as UTC): compare them as UTC."""
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)

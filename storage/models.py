@@ -38,6 +38,9 @@ class Base(DeclarativeBase):
 
 class Conversation(Base):
     __tablename__ = "conversations"
+    # an id is never given twice (SQLite would reuse a deleted newest conversation's id; anything
+    # still holding it, such as an answer being written, would reach the new conversation)
+    __table_args__ = {"sqlite_autoincrement": True}
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     title: Mapped[str] = mapped_column(String(200))

@@ -226,3 +226,48 @@ def test_the_backend_check_sees_what_it_forbids():
     assert flagged('x == "local"') and flagged("llm.backend != y") and flagged('getattr(llm, "backend", "") == z')
     assert flagged('b in ("openai", "compatible")')
     assert not flagged('name == "hybrid"') and not flagged('x.profile.cites == "model"')
+
+
+def _sources() -> list[Path]:
+    """Every Python file of the checkout (the environment and generated files aside)."""
+    skip = {".venv", ".git", ".pytest_cache", "__pycache__", "node_modules"}
+    return sorted(p for p in ROOT.rglob("*.py") if not skip & set(p.relative_to(ROOT).parts))
+
+
+MAX_LINES = 400
+# Over the limit today, each in a file other work is changing now; a file may leave this list, and
+# no other may exceed the limit.
+OVER_THE_LIMIT = {
+    "assistant/retrieval/step.py",
+    "assistant/service.py",
+    "assistant/store.py",
+    "storage/repo.py",
+}
+
+
+def test_no_file_over_400_lines():
+    too_long = []
+    for path in _sources():
+        rel = path.relative_to(ROOT).as_posix()
+        n = len(path.read_text(encoding="utf-8").splitlines())
+        if n > MAX_LINES and rel not in OVER_THE_LIMIT:
+            too_long.append(f"{rel}: {n} lines")
+    assert too_long == []
+
+
+def test_every_module_says_what_it_is_for():
+    missing = [p.relative_to(ROOT).as_posix() for p in _sources() if not ast.get_docstring(ast.parse(p.read_text()))]
+    assert missing == []
+
+
+HISTORY = re.compile(r"\b(issue|round|iteration|sprint)\s*#?\s*\d+", re.IGNORECASE)
+
+
+def test_comments_and_docstrings_say_what_not_when():
+    """History (which issue, which round of work) goes in docs/CHANGELOG.md, not in the code."""
+    found = []
+    for path in _sources():
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if HISTORY.search(line):
+                found.append(f"{path.relative_to(ROOT).as_posix()}:{i}: {line.strip()[:80]}")
+    assert found == []

@@ -18,12 +18,20 @@ import threading
 import time
 from collections.abc import Iterator
 
-from assistant.errors import LLMError
+from assistant.errors import LagmemError
 from assistant.service import Exchange
 
 log = logging.getLogger(__name__)
 
 FINISHED_KEEP_SECONDS = 600.0  # a finished answer nobody collected (tab closed) is dropped after this
+# answers being written at once by this server process: each holds a thread and a model request
+# open, so a crowd of tabs (or a script) cannot start threads without end; past it a message is
+# stored and keeps its Retry
+MAX_WORKERS = 32
+
+
+class Full(RuntimeError):
+    """The server is writing as many answers as it may at once; the message is stored, not answered."""
 
 
 class Busy(RuntimeError):
@@ -41,6 +49,7 @@ class Answering:
         self.error: str | None = None  # a model error, in words for the user
         self.crash: BaseException | None = None  # anything else: re-raised by the page that collects it
         self.finished_at: float | None = None
+        self.stopped_text: str | None = None  # set by ``stop``: what had been written when stopped
         self._cond = threading.Condition()
         self._ex = ex
         self._thread = threading.Thread(target=self._run, name=f"lagmem-answer-{self.conv_id}", daemon=True)
@@ -55,7 +64,7 @@ class Answering:
                 with self._cond:
                     self.parts.append(delta)
                     self._cond.notify_all()
-        except LLMError as exc:  # shown beside the question, with a Retry
+        except LagmemError as exc:  # a model error, a busy database, a deleted conversation: in words, with a Retry
             log.warning("conversation %d: the answer to turn %d failed: %s", self.conv_id, self.user_turn, exc.message)
             self.error = exc.message
         except BaseException as exc:  # kept for the page, which raises it where it can be seen
@@ -65,16 +74,27 @@ class Answering:
                 self.finished_at = time.monotonic()
                 self._cond.notify_all()
 
-    def follow(self, poll: float = 0.5) -> Iterator[str]:
-        """The answer's text from its start: what has arrived, then each delta until it ends."""
+    def stop(self) -> None:
+        """The Stop button: end the answer now; nothing of it is stored (its question keeps its
+        Retry, and the text written so far is kept in ``stopped_text`` for the page to show)."""
+        with self._cond:
+            self.stopped_text = "".join(self.parts)
+        self._ex.stop()
+
+    def follow(self, poll: float = 0.5, *, idle: bool = False) -> Iterator[str]:
+        """The answer's text from its start: what has arrived, then each delta until it ends.
+        ``idle``: also yield "" after each ``poll`` seconds without text, so a page following a
+        silent model still hands control back to Streamlit (a click on Stop then gets through)."""
         seen = 0
         while True:
             with self._cond:
-                while seen >= len(self.parts) and not self.done:
+                if seen >= len(self.parts) and not self.done:
                     self._cond.wait(poll)
                 new, seen, ended = self.parts[seen:], len(self.parts), self.done
             if new:
                 yield "".join(new)
+            elif idle and not ended:
+                yield ""
             if ended and seen >= len(self.parts):
                 return
 
@@ -97,6 +117,12 @@ def start(db: str, ex: Exchange) -> Answering:
         key = (db, job.conv_id)
         if key in _running and not _running[key].done:
             raise Busy(f"conversation {job.conv_id} is already being answered")
+        writing = sum(not j.done for j in _running.values())
+        if writing >= MAX_WORKERS:
+            raise Full(
+                f"The server is writing {writing} answers at once, as many as it may; your message is "
+                "stored. Use its Retry in a moment."
+            )
         _running[key] = job
     job._thread.start()
     return job

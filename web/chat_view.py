@@ -15,11 +15,12 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from assistant.store import MemoryView
 from web.actions import set_feedback
 from web.answering import Answering
+from web.chat_history import Message, eviction_line
 from web.markdown import answer_markdown
 from web.text import md_text, show_plain
-from web.views import MemoryView, Message, eviction_line
 
 INSPECTOR = "pages/inspector_page.py"
 NO_ANSWER = "No answer yet."
@@ -143,9 +144,13 @@ def follow(job: Answering, spinner_text: str) -> None:
     """Show an answer being generated (by its worker) as it arrives; returns when it is stored."""
     with st.chat_message("assistant"):
         box = st.empty()
-        deltas = job.follow()
-        with st.spinner(spinner_text):
-            first = next(deltas, None)  # the retrieval step and the wait for the first token
+        deltas = job.follow(idle=True)
+        with st.spinner(spinner_text):  # the retrieval step and the wait for the first token
+            first = ""
+            for first in deltas:
+                if first:
+                    break
+                box.empty()  # control back to Streamlit while the model is silent: a Stop gets through
         text, shown = first or "", 0.0
         for d in deltas:
             text += d

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 def over_budget_text(b: dict, lag: int) -> str | None:
-    """``b`` is ``views.budget_summary``; None when the memory is within its budget."""
+    """``b`` is ``inspector_tables.budget_summary``; None when the memory is within its budget."""
     if not b["over"]:
         return None
     head = f"Memory over budget: {b['used']:,} of {b['budget']:,} tokens."

@@ -1,8 +1,9 @@
 """What one draw of a page reads: the rows it shows and the memory, never the whole history.
 
 A ``PageView`` has the shape of the store's whole ``MemoryView`` (``conv``, ``layer``, ``turns``,
-``by_number``, ``evictions``, ``events``, ``misses``, ``feedback``), so the helpers in ``views`` draw
-from either, but it holds only what the page names:
+``by_number``, ``evictions``, ``events``, ``misses``, ``feedback``), so the plain-data helpers
+(``views``, ``chat_history``, ``inspector_tables``, ``why_forgotten``, ``chart_series``) draw from
+either, but it holds only what the page names:
 
 * ``layer``: every turn in memory (what the budget bounds), plus the turns the page names, each
   with all its citations and the feedback on the answers that made them. A turn's importance

@@ -97,7 +97,7 @@ def import_text(svc: ChatService, text: str, name: str, target: MemoryStore | No
             transcript,
             svc.counter,
             settings,
-            title=transcript.header.get("title") or name.rsplit(".", 1)[0],
+            title=transcript.header.get("title") or T.fit_title(name.rsplit(".", 1)[0]),
             atomic=True,
             deadline=deadline,
         )

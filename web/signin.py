@@ -7,13 +7,15 @@ fails closed instead of showing everyone's conversations), and :func:`require_si
 each page calls first, which draws the sign-in button and stops the script for a visitor. Which
 owner a sign-in maps to (a verified email, else issuer + subject, else refused) is
 ``assistant.identity``'s rule; a refused sign-in is shown why, with a way to sign out, and sees nothing.
+The cookie secret signs who is signed in: when it is missing, under 32 bytes or a published example,
+everyone is refused (anyone could forge the cookie), and the page says how to set a good one.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from assistant.identity import SignInRefused, owner_from_claims
+from assistant.identity import SignInRefused, cookie_secret_problem, owner_from_claims
 
 
 class NotSignedIn(PermissionError):
@@ -26,6 +28,19 @@ def auth_configured() -> bool:
         return "auth" in st.secrets
     except (FileNotFoundError, KeyError, st.errors.StreamlitSecretNotFoundError):
         return False
+
+
+def configured_cookie_secret() -> object:
+    """The ``[auth] cookie_secret`` the app's secrets give ``st.login`` (None when there is none)."""
+    try:
+        return st.secrets["auth"].get("cookie_secret")
+    except (FileNotFoundError, KeyError, AttributeError, st.errors.StreamlitSecretNotFoundError):
+        return None
+
+
+def sign_in_problem() -> str | None:
+    """Why sign-in is refused to everyone (a missing, short or public cookie secret), or None."""
+    return cookie_secret_problem(configured_cookie_secret())
 
 
 def signed_in_user() -> str | None:
@@ -41,6 +56,9 @@ def current_owner() -> str | None:
     Raises :class:`NotSignedIn` when sign-in is configured and nobody is signed in."""
     if not auth_configured():
         return None
+    problem = sign_in_problem()
+    if problem:  # a cookie signed with a known secret proves nothing: nobody is signed in
+        raise NotSignedIn(problem)
     user = signed_in_user()
     if user is None:
         raise NotSignedIn("sign-in is configured and nobody is signed in")
@@ -52,6 +70,11 @@ def require_sign_in() -> None:
     signed in sees only a sign-in button, and the script stops there (nothing else is read)."""
     if not auth_configured():
         return
+    problem = sign_in_problem()
+    if problem:
+        st.title("lagmem", anchor=False)
+        st.error(f"Sign-in is turned off: {problem}", icon=":material/block:")
+        st.stop()
     try:
         if signed_in_user() is not None:
             return

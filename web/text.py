@@ -10,6 +10,8 @@ import re
 
 import streamlit as st
 
+from assistant.redact import redact
+
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$:&])")
 
 
@@ -24,19 +26,10 @@ def show_text(text: str) -> None:
     st.markdown(md_text(text))
 
 
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)[^/?#\s]*@")
-
-
-def redact_url(text: str) -> str:
-    """Any URL's userinfo replaced by ``***`` (``https://user:pass@host`` -> ``https://***@host``):
-    a base URL may carry credentials, and a page must never show them."""
-    return _USERINFO.sub(r"\g<scheme>***@", text)
-
-
 def show_plain(text: str, *, kind: str = "caption", icon: str | None = None) -> None:
     """Text from outside (a model's error, a model's name, a server's address) shown literally,
-    with credentials in URLs redacted: ``kind`` is ``caption`` or ``error``."""
-    safe = md_text(redact_url(text))
+    with credentials in URLs redacted (``assistant.redact``): ``kind`` is ``caption`` or ``error``."""
+    safe = md_text(redact(text))
     if kind == "error":
         st.error(safe, icon=icon)
     else:

@@ -1,11 +1,11 @@
 """The inspector's "tokens in memory" chart, kept per session and extended by what changed.
 
 Tokens in memory at the end of every step are rebuilt from the turns' arrivals, the eviction
-records and the events that may bring a turn back (restores, pins), as ``views.memory_timeline``
-does from a whole view, but read from a step on: a ``Timeline`` remembers the memory at the end of
-the last *closed* step (one before the conversation's clock: no row is ever written at an earlier
-step again), so a refresh reads only the rows of the steps after it. The first draw of a session
-reads the history once; each later one reads what arrived since.
+records and the events that may bring a turn back (restores, pins), as
+``chart_series.memory_timeline`` does from a whole view, but read from a step on: a ``Timeline``
+remembers the memory at the end of the last *closed* step (one before the conversation's clock: no
+row is ever written at an earlier step again), so a refresh reads only the rows of the steps after
+it. The first draw of a session reads the history once; each later one reads what arrived since.
 
 Drawn, the line has at most ``MAX_POINTS`` points: a longer history is shown in buckets of steps,
 each at its highest (the budget line is about peaks), and eviction markers are merged per bucket.

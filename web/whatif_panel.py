@@ -19,7 +19,8 @@ from assistant import whatif as W
 from assistant.errors import TooMuchWork
 from assistant.work_budget import Deadline
 from memory.types import MemorySettings
-from web import views as V
+from web.chart_series import memory_timeline
+from web.views import load_view, policy_description
 
 SLOW_STEPS = 2000  # above this many steps a replay shows a progress bar
 # a what-if replay's time limit inside the page (its cost is turns x memory); the terminal's
@@ -46,8 +47,8 @@ def _recorded(store, conv_id: int, version: int) -> dict:
         for k in [k for k in cache if k[0] == "rec" and k[1] == conv_id]:
             del cache[k]
         with st.spinner("Reading the conversation…"):
-            view = V.load_view(store, conv_id)
-            points, _ = V.memory_timeline(view)
+            view = load_view(store, conv_id)
+            points, _ = memory_timeline(view)
             rec = W.load(store, conv_id)
         cache[key] = {
             "rec": rec,
@@ -198,7 +199,7 @@ def draw(store, conv_id: int) -> None:
         names,
         index=names.index(conv.policy) if conv.policy in names else 0,
         key=f"whatif-policy-{conv_id}",
-        format_func=lambda n: f"{n} — {V.policy_description(n)}",
+        format_func=lambda n: f"{n} — {policy_description(n)}",
     )
     budget = c[1].number_input(
         "Budget (tokens)",

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -41,6 +42,7 @@ from assistant.errors import (
 )
 from assistant.models.backends import profile_for
 from assistant.models.profile import ModelProfile
+from assistant.stop import StopSignal, StreamWatch
 
 log = logging.getLogger(__name__)
 
@@ -270,13 +272,19 @@ class LLMClient:
         max_tokens: int = 512,
         temperature: float | None = None,
         info: dict | None = None,
+        stop: StopSignal | None = None,
     ) -> Iterator[str]:
         """Text deltas as they arrive; ``info``, when given, receives the stream's
         ``finish_reason`` (``"length"``: cut at ``max_tokens``) once it ends. The request is sent
         by this call (so an unreachable server or a rejected prompt raises here, before any text);
         errors mid-stream raise the mapped error from the iterator. A consumer that stops early closes
         the HTTP response.
-        ``temperature`` defaults to the profile's answer temperature."""
+        ``temperature`` defaults to the profile's answer temperature.
+
+        The whole answer has a deadline (``LLMConfig.deadline``, from this call), besides the
+        per-read timeout: past it the response is closed and ``LLMTimeout`` raised, however steadily
+        the server trickles tokens or keep-alives. ``stop`` ends it the same way, raising ``Stopped``."""
+        started = time.monotonic()
         if temperature is None:
             temperature = self.profile.answer_temperature
         try:
@@ -289,12 +297,15 @@ class LLMClient:
             )
         except (openai.OpenAIError, httpx2.HTTPError) as exc:
             raise self._map(exc, "starting the answer") from exc
-        return self._deltas(sdk_stream, info)
+        watch = StreamWatch(sdk_stream, self.config.deadline, started, stop)
+        return self._deltas(sdk_stream, info, watch)
 
-    def _deltas(self, sdk_stream: Any, info: dict | None = None) -> Iterator[str]:
+    def _deltas(self, sdk_stream: Any, info: dict | None, watch: StreamWatch) -> Iterator[str]:
         finished, size = False, 0
         try:
             for chunk in sdk_stream:
+                if watch.why:
+                    break
                 if not chunk.choices:  # usage-only or keep-alive chunks
                     continue
                 choice = chunk.choices[0]
@@ -310,6 +321,8 @@ class LLMClient:
                         limit = f"{MAX_OUTPUT_CHARS:,} characters"
                         raise BadResponse(f"The model's answer passed {limit}: the server ignored the length limit.")
                     yield text
+            if watch.why:
+                raise watch.error()
             if not finished:
                 # Every server we target ends with a finish_reason; a stream without one was
                 # cut off (connection closed cleanly mid-answer), and a half answer stored as
@@ -324,8 +337,15 @@ class LLMClient:
             TypeError,
             AttributeError,
         ) as exc:
+            if watch.why:  # closed under the reader: the deadline or a Stop, not the server
+                raise watch.error() from exc
             raise self._map(exc, "during the answer") from exc
+        except (OSError, RuntimeError, ValueError) as exc:  # how a response closed mid-read may end
+            if watch.why:
+                raise watch.error() from exc
+            raise
         finally:
+            watch.end()
             sdk_stream.close()
 
     def describe(self) -> str:

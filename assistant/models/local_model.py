@@ -7,8 +7,12 @@ native code takes down the server, not the Streamlit process.
 Lifecycle (the invariants):
 * one server per process, started on first use by :func:`ensure_server` (thread-safe: concurrent
   first requests from two browser tabs start one server); a server found dead is restarted;
-* health-checked: ``GET /v1/models`` is polled until it answers or a deadline passes; if the
-  process dies first, the error carries the tail of its log;
+* the child binds its own port (0 unless one is asked for), holds it, and reports it in a file: no
+  port is chosen, released and bound again (another process could take it in between);
+* ready when ``GET /v1/models`` lists our model (any other answer is not our server), within a
+  deadline; if the process dies first, the error carries the tail of its log;
+* the child gets a minimal environment (:func:`child_environment`): no API keys, none of our
+  settings nor llama-cpp-python's (which reads bare variables such as ``API_KEY``, ``PORT``);
 * stopped at interpreter exit (``atexit``: terminate, then kill). If our process is killed
   without running atexit, the child notices its parent is gone and exits (a watchdog thread in
   :func:`_child_main`), so no orphan keeps a port and a core busy.
@@ -76,10 +80,24 @@ def model_path() -> Path:
     raise LLMError(f"No .gguf file found inside the {MODEL_PACKAGE} package.")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+SERVER_MODULE = "llama_cpp.server"
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the child imports the same code as we do
+# what the child's environment keeps: the system's basics and the native libraries' thread and
+# backend settings; everything else (keys, proxies, our settings) stays with the app
+CHILD_ENV_KEYS = frozenset({"PATH", "HOME", "USER", "LANG", "LANGUAGE", "TZ", "TMPDIR", "LD_LIBRARY_PATH"})
+CHILD_ENV_PREFIXES = ("LC_", "OMP_", "KMP_", "GGML_", "OPENBLAS_", "MKL_")
+
+
+def child_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The model server's environment: the allow-list above, the app's own code on PYTHONPATH."""
+    environ = dict(os.environ if environ is None else environ)
+    env = {k: v for k, v in environ.items() if k in CHILD_ENV_KEYS or k.startswith(CHILD_ENV_PREFIXES)}
+    # llama.cpp's OpenMP threads busy-wait at every barrier by default; when the cores are
+    # shared (Streamlit, the embedding model, a test run) that spinning slows generation
+    # several-fold. A passive wait costs little on an idle machine. A user's own setting wins.
+    env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), environ.get("PYTHONPATH", "")) if p)
+    return env
 
 
 def _http_json(url: str, payload: dict | None = None, timeout: float = 5.0) -> dict:
@@ -94,9 +112,10 @@ class LocalServer:
     """A running llama-cpp-python server process we own."""
 
     process: subprocess.Popen
-    port: int
+    port: int  # 0 until the child reports the port it bound
     log_path: Path
     model_path: Path
+    port_file: Path | None = None
     start_seconds: float = 0.0
     _stopped: bool = field(default=False, repr=False)
 
@@ -118,9 +137,26 @@ class LocalServer:
             return "(no log)"
         return "\n".join(text.strip().splitlines()[-lines:])
 
+    def _reported_port(self) -> int:
+        """The port the child bound, once it has written it (atomically), else 0."""
+        if self.port or self.port_file is None:
+            return self.port
+        try:
+            text = self.port_file.read_text().strip()
+        except FileNotFoundError:
+            return 0
+        return int(text) if text.isdigit() and 0 < int(text) < 65536 else 0
+
+    def serves_our_model(self) -> bool:
+        """Does ``GET /v1/models`` list the model we started? (Anything else is not our server.)"""
+        models = _http_json(f"{self.base_url}/models", timeout=1.0)
+        data = models.get("data") if isinstance(models, dict) else None
+        return isinstance(data, list) and any(isinstance(m, dict) and m.get("id") == MODEL_ALIAS for m in data)
+
     def wait_ready(self, deadline: float) -> None:
-        """Poll /v1/models until it answers; raise with the log tail if the process dies first."""
+        """Poll /v1/models until it lists our model; raise with the log tail if the process dies first."""
         started = time.monotonic()
+        seen = "no answer"
         while True:
             code = self.process.poll()
             if code is not None:
@@ -128,17 +164,21 @@ class LocalServer:
                     f"The embedded model server exited with code {code} while starting. "
                     f"Its last output:\n{self.log_tail()}"
                 )
+            self.port = self._reported_port()
             try:
-                _http_json(f"{self.base_url}/models", timeout=1.0)
-                self.start_seconds = time.monotonic() - started
-                return
+                if self.port and self.serves_our_model():
+                    self.start_seconds = time.monotonic() - started
+                    return
+                if self.port:
+                    seen = f"/v1/models answered without listing {MODEL_ALIAS!r}"
             except (urllib.error.URLError, OSError, ValueError) as exc:
                 log.debug("embedded model server not ready yet: %r", exc)  # polled until the deadline
             if time.monotonic() - started > deadline:
                 tail = self.log_tail()
                 self.stop()
                 raise ServerUnreachable(
-                    f"The embedded model server did not become ready within {deadline:.0f} s. Its last output:\n{tail}"
+                    f"The embedded model server did not become ready within {deadline:.0f} s ({seen}). "
+                    f"Its last output:\n{tail}"
                 )
             time.sleep(0.1)
 
@@ -167,10 +207,12 @@ class LocalServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout)
-        try:
-            self.log_path.unlink()
-        except OSError as exc:
-            log.warning("the embedded model server's log %s was not removed: %s", self.log_path, exc)
+        for path in (self.log_path, self.port_file):
+            try:
+                if path is not None:
+                    path.unlink(missing_ok=True)
+            except OSError as exc:
+                log.warning("the embedded model server's file %s was not removed: %s", path, exc)
 
 
 def server_command(path: Path, port: int, *, n_ctx: int, n_threads: int, host: str = "127.0.0.1") -> list[str]:
@@ -206,10 +248,16 @@ def server_command(path: Path, port: int, *, n_ctx: int, n_threads: int, host: s
 
 
 def start_server(
-    *, port: int | None = None, deadline: float = START_DEADLINE, n_ctx: int | None = None, n_threads: int | None = None
+    *,
+    port: int | None = None,
+    deadline: float = START_DEADLINE,
+    n_ctx: int | None = None,
+    n_threads: int | None = None,
+    server_module: str = SERVER_MODULE,
 ) -> LocalServer:
     """Start a server process and wait until it is healthy. Prefer :func:`ensure_server`.
-    ``n_ctx`` and ``n_threads`` default to the configured ones."""
+    ``n_ctx`` and ``n_threads`` default to the configured ones; ``port`` to one the child picks.
+    ``server_module`` is the module the child runs (llama-cpp-python's server; a test's fake)."""
     if importlib.util.find_spec("llama_cpp") is None:
         raise LLMError(
             "llama-cpp-python[server] is not installed (run `make setup`), or "
@@ -219,24 +267,21 @@ def start_server(
     local = current().local
     n_ctx = n_ctx or local.n_ctx
     n_threads = n_threads or local.threads
-    port = port or free_port()
     fd, log_name = tempfile.mkstemp(prefix="lagmem-llama-", suffix=".log")
-    args = server_command(path, port, n_ctx=n_ctx, n_threads=n_threads)
-    cmd = [sys.executable, "-m", "assistant.models.local_model", "--child", str(os.getpid()), "--", *args]
-    # llama.cpp's OpenMP threads busy-wait at every barrier by default; when the cores are
-    # shared (Streamlit, the embedding model, a test run) that spinning slows generation
-    # several-fold. A passive wait costs little on an idle machine.
-    env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ}  # a user's own OMP_WAIT_POLICY wins
+    port_file = Path(log_name).with_suffix(".port")
+    args = server_command(path, port or 0, n_ctx=n_ctx, n_threads=n_threads)
+    child = ["--child", str(os.getpid()), str(port_file), server_module]
+    cmd = [sys.executable, "-m", "assistant.models.local_model", *child, "--", *args]
     with os.fdopen(fd, "wb") as log:
         process = subprocess.Popen(
             cmd,
             stdin=subprocess.DEVNULL,
             stdout=log,
-            env=env,
+            env=child_environment(),
             stderr=subprocess.STDOUT,
-            cwd=str(Path(__file__).parent.parent),
+            cwd=str(PACKAGE_ROOT),
         )
-    server = LocalServer(process, port, Path(log_name), path)
+    server = LocalServer(process, 0, Path(log_name), path, port_file=port_file)
     try:
         server.wait_ready(deadline)
     except BaseException:
@@ -282,8 +327,25 @@ def stop_server() -> None:
 # ------------------------------------------------------------------------------ entry points
 
 
-def _child_main(parent_pid: int, server_args: list[str]) -> None:
-    """Run llama_cpp.server in this process, exiting when the parent process disappears."""
+def _serve_on_own_socket(port_file: Path) -> None:
+    """Make ``uvicorn.run`` (what the server module calls) bind the socket itself, report the port
+    it got in ``port_file`` (written whole, then renamed) and serve on that socket."""
+    import uvicorn
+
+    def run(app, *, host: str = "127.0.0.1", port: int = 0, **kwargs) -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind((host, int(port)))  # held from here on: nobody can take it before we listen
+        bound = sock.getsockname()[1]
+        partial = port_file.with_suffix(".tmp")
+        partial.write_text(str(bound))
+        os.replace(partial, port_file)
+        uvicorn.Server(uvicorn.Config(app, host=host, port=bound, **kwargs)).run(sockets=[sock])
+
+    uvicorn.run = run
+
+
+def _child_main(parent_pid: int, port_file: Path, module: str, server_args: list[str]) -> None:
+    """Run the server module in this process, exiting when the parent process disappears."""
 
     def watchdog() -> None:
         while True:
@@ -294,15 +356,14 @@ def _child_main(parent_pid: int, server_args: list[str]) -> None:
     threading.Thread(target=watchdog, daemon=True, name="parent-watchdog").start()
     import runpy
 
-    sys.argv = ["llama_cpp.server", *server_args]
-    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+    _serve_on_own_socket(port_file)
+    sys.argv = [module, *server_args]
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 
 def serve_model_main(argv: list[str] | None = None) -> int:
     """``lagmem serve-model``: run the embedded server in the foreground until Ctrl+C."""
-    parser = argparse.ArgumentParser(
-        prog="lagmem serve-model", description="Serve the embedded SmolLM2 model on 127.0.0.1."
-    )
+    parser = argparse.ArgumentParser(prog="lagmem serve-model", description="Serve the embedded SmolLM2 on 127.0.0.1.")
     parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     parser.add_argument(
         "--n-ctx", type=int, default=None, help="context window (default: LAGMEM_LOCAL_N_CTX, else 4096)"
@@ -330,8 +391,8 @@ def serve_model_main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2 and sys.argv[1] == "--child":
-        rest = sys.argv[3:]
-        _child_main(int(sys.argv[2]), rest[1:] if rest[:1] == ["--"] else rest)
+    if len(sys.argv) > 4 and sys.argv[1] == "--child":
+        rest = sys.argv[5:]
+        _child_main(int(sys.argv[2]), Path(sys.argv[3]), sys.argv[4], rest[1:] if rest[:1] == ["--"] else rest)
     else:
         sys.exit(serve_model_main(sys.argv[1:]))

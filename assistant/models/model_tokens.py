@@ -4,16 +4,19 @@ A budget should mean what the model will actually receive, so a server that toke
 it serves (llama.cpp's ``POST /tokenize``, llama-cpp-python's ``POST /extras/tokenize/count``) is
 asked. :func:`probe_server` asks once, when the counter is chosen (``assistant.models.compatible``);
 a server that does not answer there (or answers something else) gets tiktoken's labelled estimate,
-never a guess presented as exact. Counts are cached (:class:`CachedCounter`): each is an HTTP
-round trip.
+never a guess presented as exact. Counts are cached (:class:`CachedCounter`, bounded by bytes,
+thread-safe): each is an HTTP round trip.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import urllib.error
 import urllib.request
+
+from assistant.cache import ByteCache
 
 log = logging.getLogger(__name__)
 
@@ -75,22 +78,32 @@ def probe_server(base_url: str, model: str, timeout: float = PROBE_TIMEOUT) -> S
 
 
 class CachedCounter:
-    """Remembers the last counts of a counter that asks a server: the answer's context counts the
-    same turns at every exchange, and each count would otherwise be an HTTP round trip."""
+    """Remembers recent counts of a counter that asks a server: the answer's context counts the
+    same turns at every exchange, and each count would otherwise be an HTTP round trip.
 
-    def __init__(self, counter, size: int = 4096):
-        self.counter, self.size = counter, size
+    Keyed by a 128-bit digest of the text, never the text (a turn may hold 8 MB), in a thread-safe
+    least-recently-used cache bounded by bytes (``assistant.cache.ByteCache``): answer workers and
+    page reruns count at once. A text is counted outside the lock; two threads counting the same
+    new text both ask the server and store the same number."""
+
+    ENTRY_BYTES = 160  # a digest key, an int and the cache's bookkeeping, per count
+
+    def __init__(self, counter, max_bytes: int = 2_000_000):
+        self.counter = counter
         self.name, self.exact = counter.name, counter.exact
-        self._counts: dict[str, int] = {}
+        self._counts = ByteCache(max_bytes)
 
     def count(self, text: str) -> int:
-        n = self._counts.get(text)
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        n = self._counts.get(key)
         if n is None:
             n = self.counter.count(text)
-            if len(self._counts) >= self.size:
-                self._counts.pop(next(iter(self._counts)))  # the oldest first
-            self._counts[text] = n
+            self._counts.put(key, n, self.ENTRY_BYTES)
         return n
+
+    @property
+    def cached_bytes(self) -> int:
+        return self._counts.bytes
 
     def describe(self) -> str:
         return self.counter.describe()

@@ -17,7 +17,11 @@ from typing import Any
 
 from assistant.errors import BadResponse
 
-MARKER = re.compile(r"\[\s*T\s*(\d+)\s*\]", re.IGNORECASE)
+# A turn id has at most 18 digits (any turn number fits in 64 bits); a longer run of digits is not
+# an id, and converting it would cost quadratic time and raise past Python's 4,300-digit limit.
+MAX_ID_DIGITS = 18
+MARKER = re.compile(rf"\[\s*T\s*(\d{{1,{MAX_ID_DIGITS}}})\s*\]", re.IGNORECASE)
+_ID_TEXT = re.compile(rf"\s*\[?\s*T?\s*(\d{{1,{MAX_ID_DIGITS}}})\s*\]?\s*", re.IGNORECASE)
 _WS = re.compile(r"\s+")
 
 
@@ -125,7 +129,7 @@ def _as_id(value: Any) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str):
-        m = re.fullmatch(r"\s*\[?\s*T?\s*(\d+)\s*\]?\s*", value, re.IGNORECASE)
+        m = _ID_TEXT.fullmatch(value)
         return int(m.group(1)) if m else None
     return None
 

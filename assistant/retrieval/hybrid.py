@@ -19,7 +19,7 @@ Why each part (measured with ``lagmem bench cites`` on LoCoMo; see the README's 
   because each citation is evidence an eviction decision will trust.
 
 The constants below were fitted on conversations 1-2 of ``locomo_dev.json`` and are reported on
-conversations 3-4 (held out) in the README.
+conversations 3-4 (held out) in docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -113,6 +113,7 @@ class FakeLLM:
         max_tokens: int = 512,
         temperature: float = 0.7,
         info: dict | None = None,
+        stop=None,  # the real client closes its response when stopped; here the caller checks
     ) -> Iterator[str]:
         # Record and pick the reply eagerly, like the real client opening its request, so an
         # error "before the stream" is raised by the call, not by the first next().

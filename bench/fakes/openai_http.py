@@ -82,7 +82,20 @@ class Drop:
     text: str
 
 
-Action = Text | Status | Hang | Raw | StreamError | Drop
+@dataclass(frozen=True)
+class Trickle:
+    """Stream ``text`` slowly: one ``chunk_size``-character piece every ``interval`` seconds, an
+    SSE keep-alive comment half way between pieces, then ``keepalive_s`` seconds of keep-alives
+    alone before the finish. No read waits longer than ``interval``, so a per-read timeout never
+    trips: only a deadline on the whole answer ends it (a non-streamed request gets the text)."""
+
+    text: str
+    interval: float = 0.1
+    chunk_size: int = 1
+    keepalive_s: float = 0.0
+
+
+Action = Text | Status | Hang | Raw | StreamError | Drop | Trickle
 
 
 @dataclass
@@ -312,6 +325,8 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._text(Text(action.then), model, streamed)
             elif isinstance(action, Text):
                 self._text(action, model, streamed)
+            elif isinstance(action, Trickle):
+                self._trickle(action, model) if streamed else self._text(Text(action.text), model, False)
             elif streamed:
                 self._broken_stream(action, model)
             else:  # StreamError/Drop asked of a non-streamed request: a plain server error
@@ -327,6 +342,24 @@ def _make_handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             for piece in _pieces(action.text, action.chunk_size):
                 self._sse(_chunk(model, {"content": piece}))
             self._sse(_chunk(model, {}, action.finish_reason))
+            self._sse(b"data: [DONE]\n\n")
+            self._end_sse()
+
+        def _trickle(self, action: Trickle, model: str) -> None:
+            self._start_sse()
+            half = action.interval / 2
+            for piece in _pieces(action.text, action.chunk_size):
+                self._sse(_chunk(model, {"content": piece}))
+                for _ in range(2):
+                    if server._stopping.wait(half):
+                        return
+                    self._sse(b": keep-alive\n\n")
+            until = time.monotonic() + action.keepalive_s
+            while time.monotonic() < until:
+                if server._stopping.wait(half):
+                    return
+                self._sse(b": keep-alive\n\n")
+            self._sse(_chunk(model, {}, "stop"))
             self._sse(b"data: [DONE]\n\n")
             self._end_sse()
 

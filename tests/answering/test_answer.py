@@ -141,7 +141,9 @@ def test_streamed_answer_is_clean_and_capped(store, counter):
 
 
 def test_why_forgotten_names_the_retriever_and_its_confidence(store, counter):
-    from web import views as V
+    from web.chart_series import citation_series
+    from web.views import load_view
+    from web.why_forgotten import why_forgotten
 
     llm = FakeLLM(default="Ok.")
     svc = grounded_service(store, llm, counter, threshold=0.0)
@@ -150,10 +152,10 @@ def test_why_forgotten_names_the_retriever_and_its_confidence(store, counter):
     svc.ask(conv, "Which city do I live in?")  # cites turn 1 (threshold 0: whatever ranks)
     for text in ("The weather is lovely today in the park.", "We had soup and bread for dinner."):
         svc.ask(conv, text)
-    view = V.load_view(store, conv)
+    view = load_view(store, conv)
     assert not view.layer.turn(1).active
-    assert "by the hybrid retriever, confidence 0." in V.why_forgotten(view, 1)
-    assert set(V.citation_series(view)["source"]) == {"hybrid"}
+    assert "by the hybrid retriever, confidence 0." in why_forgotten(view, 1)
+    assert set(citation_series(view)["source"]) == {"hybrid"}
 
 
 def test_a_statement_reply_inventing_names_becomes_an_acknowledgement(store, counter):

@@ -18,6 +18,7 @@ BAD = [
     ("LAGMEM_LLM_TIMEOUT", "nan", "a number of seconds > 0"),
     ("LAGMEM_LLM_RETRIES", "two", "a whole number of retries >= 0"),
     ("LAGMEM_LLM_RETRIES", "-1", "a whole number of retries >= 0"),
+    ("LAGMEM_LLM_DEADLINE", "0", "a number of seconds > 0"),
     ("LAGMEM_STRUCTURED", "xml", "one of json_schema, json_object_schema, none (or unset)"),
     ("LAGMEM_LLM", "fake", "one of local, openai, compatible (or unset)"),
     ("OPENAI_BASE_URL", "localhost:11434/v1", "an http(s) URL"),

@@ -86,6 +86,20 @@ def test_cli_user_flag_finds_the_lower_cased_owner(db_url, capsys):
         main(["list", "--db", db_url, "--user", " "])
 
 
+def test_cli_chat_with_user_opens_the_owners_conversation(db_url, capsys, monkeypatch):
+    from assistant.store import open_store
+    from cli.main import main
+
+    store = open_store(db_url)
+    conv = store.create("ana's notes", owner="ana@example.org")
+    store.close()
+    runtime.get_service(db_url, llm=FakeLLM(), embedder=HashEmbedder())
+    lines = iter(["/quit"])
+    monkeypatch.setattr("builtins.input", lambda _prompt="": next(lines))
+    assert main(["chat", "--db", db_url, "--user", "Ana@Example.org"]) == 0
+    assert f"conversation {conv}: ana's notes" in capsys.readouterr().out
+
+
 class FakeUser(dict):
     """``st.user`` as Streamlit builds it from the provider's ID token: a mapping of its claims."""
 
@@ -99,6 +113,7 @@ def claims(monkeypatch, db_url):
     monkeypatch.setenv("LAGMEM_DATABASE_URL", db_url)
     runtime.get_service(llm=FakeLLM(), embedder=HashEmbedder())
     monkeypatch.setattr(signin, "auth_configured", lambda: True)
+    monkeypatch.setattr(signin, "configured_cookie_secret", lambda: "a" * 43)
     user = FakeUser()
     monkeypatch.setattr(st, "user", user)
     return user
@@ -139,7 +154,7 @@ def test_migration_0006_lower_cases_email_owners_and_keeps_subjects(db_url):
             )
     engine.dispose()
     engine = make_engine(db_url)
-    assert current_revision(engine) == "0007_turn_state"
+    assert current_revision(engine) == "0008"
     with Session(engine) as s:
         got = [c.owner for c in s.scalars(select(Conversation).order_by(Conversation.id))]
     assert got == [

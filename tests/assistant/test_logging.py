@@ -1,5 +1,5 @@
-"""What used to fail silently is logged (stdlib ``logging``, a logger per module): a cause at
-warning, the exchange or the page going on. The terminal logs to standard error (warnings by
+"""A failure the exchange or the page survives is logged, not swallowed (stdlib ``logging``, a
+logger per module): its cause at warning, the exchange or the page going on. The terminal logs to standard error (warnings by
 default, ``-v`` more); the app logs through Streamlit's own logging setup."""
 
 from __future__ import annotations

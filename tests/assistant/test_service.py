@@ -211,15 +211,14 @@ def test_the_real_client_path_over_the_local_http_fake(store, counter, openai_en
 
 
 def test_a_reused_conversation_id_never_serves_the_old_turns(store, llm, counter, engine):
-    """SQLite may give a new conversation the id of a deleted one: the cached turn texts of the
-    old conversation must not be offered to the retrieval step of the new one."""
+    """A new conversation never gets a deleted one's id, and the cached turn texts of the old
+    conversation are never offered to the retrieval step of the new one."""
     svc = make_service(store, llm, counter)
     old = store.create("old")
     svc.ask(old, "the old secret is walnut")
     store.delete(old)
     new = store.create("new")
-    if engine.dialect.name == "sqlite":
-        assert new == old  # the situation this test is about (PostgreSQL never reuses ids)
+    assert new != old  # (SQLite reused the newest id before migration 0007)
     svc.ask(new, "a fresh start about pears")
     offered_texts = []
     llm.enqueue(lambda messages: (offered_texts.append(json.dumps(messages)), '{"turns": []}')[1], "ok")

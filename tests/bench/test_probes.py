@@ -62,7 +62,7 @@ def test_a_malformed_line_is_refused_with_its_number(tmp_path):
 
 
 def test_the_first_minute_set_is_fair_to_a_quoting_answer():
-    """Issue 21's blind set: enough probes of each kind, and a quote of a wrong message never passes."""
+    """The first-minute set: enough probes of each kind, and a quote of a wrong message never passes."""
     items = probes.load(BENCH / "probes_first_minute.jsonl")
     assert len({p.id for p in items}) == len(items)
     assert sum(not p.unknown for p in items) >= 30 and sum(p.unknown for p in items) >= 6

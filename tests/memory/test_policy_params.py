@@ -132,3 +132,24 @@ def test_an_undeclared_parameter_is_refused_with_the_declared_ones_listed():
         make_policy("fifo", window=3)
     with pytest.raises(ValueError, match="'window' must be an integer, got 2.0"):
         make_policy("window", window=2.0)
+
+
+@pytest.mark.parametrize("params", [{"need_size_power": 1e6}, {"need": -1000}, {"citations": -1}, {"window": 3}])
+def test_an_import_with_a_parameter_out_of_range_names_the_line_and_stores_nothing(params, db_url, tmp_path, capsys):
+    from assistant.store import open_store
+    from cli.main import main
+
+    f = tmp_path / "bad.jsonl"
+    f.write_text(
+        json.dumps({"lagmem": 1, "policy": "measured", "policy_params": params})
+        + '\n{"role": "user", "content": "hi"}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(SystemExit) as caught:
+        main(["import", str(f), "--db", db_url])
+    name = next(iter(params))
+    assert "bad.jsonl: line 1: measured" in str(caught.value) and repr(name) in str(caught.value)
+    assert "nothing was stored" in str(caught.value)
+    store = open_store(db_url)
+    assert store.conversations() == []
+    store.close()

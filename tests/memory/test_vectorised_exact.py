@@ -2,7 +2,7 @@
 
 ``Measured.importances`` computes every candidate at once from arrays the layer and the evidence
 keep up to date (active-turn columns, a mirror of the fold cache, the open block's cites). The
-reference below is the turn-by-turn loop it replaced; two layers fed the same random conversation
+reference below is the same formula evaluated turn by turn; two layers fed the same random conversation
 (cites with weights and answers, feedback, pins, unpins, restores, rebuilds) must produce the same
 records and the same importances, compared with ``==`` on floats.
 """

@@ -54,6 +54,8 @@ def test_short_exchange_gives_an_answer(client):
     server = local_model.ensure_server()
     assert server.alive() and server.base_url.startswith("http://127.0.0.1:")
     assert client.model == local_model.MODEL_ALIAS
+    # the real server bound a port of its own choosing and lists the model we started
+    assert server.process.args[server.process.args.index("--port") + 1] == "0" and server.serves_our_model()
 
 
 def test_stream_gives_deltas(client):

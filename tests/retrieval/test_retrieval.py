@@ -317,3 +317,11 @@ def test_real_local_model_answers_within_the_offered_ids(local_llm, real, use_gr
     assert res.parsed_as == "json", res.raw
     assert res.dropped == 0 and set(res.cited_ids) | set(res.rejected) <= set(res.offered)
     assert res.timings["llm_ms"] > 0
+
+
+def test_a_marker_or_id_with_thousands_of_digits_is_not_an_id():
+    huge = "9" * 5_000  # past Python's 4,300-digit int conversion limit
+    assert parse_ids(f"I need [T{huge}] and [T4].") == ([4], "markers")
+    assert parse_ids(f'{{"turns": ["T{huge}", 2]}}') == ([2], "json")
+    assert parse_ids(f"[T{'1' * 19}]") == ([], "nothing")  # longer than any turn number
+    assert parse_ids(f"[T{'1' * 18}]") == ([int("1" * 18)], "markers")

@@ -116,3 +116,75 @@ def test_rows_converted_before_the_transaction_read_back_as_a_replay_wrote_them(
     imported = replay(store, t, counter, settings_from(t.header), atomic=True).conversation_id
     replayed = replay(store, t, counter, settings_from(t.header)).conversation_id
     assert _stored(store, imported) == _stored(store, replayed)
+
+
+def _pending_import(store, counter, turns: int = 6):
+    """A pending conversation with its turns written (an import not yet revealed), and its layer."""
+    from assistant.replay import _apply
+    from assistant.store import RowBuffer, Tx
+    from memory.layer import MemoryLayer
+
+    t = _file(turns)
+    settings = settings_from(t.header)
+    tx = Tx(RowBuffer(), None, MemoryLayer(settings))
+    log = R.ReplayLog(settings={})
+    for item in t.items:
+        _apply(tx, item, counter, log, timeline=False)
+    conv = store.begin_import("long", settings)
+    return conv, tx
+
+
+def _backdate(store, conv_id: int, hours: float = 2.0) -> None:
+    from datetime import UTC, timedelta
+
+    from sqlalchemy import update
+
+    from storage.models import Conversation
+
+    old = datetime.now(UTC) - timedelta(hours=hours)
+    with store.engine.begin() as conn:
+        conn.execute(update(Conversation).where(Conversation.id == conv_id).values(created_at=old, updated_at=old))
+
+
+def test_the_sweep_leaves_an_import_that_is_still_being_written(store, counter):
+    conv, tx = _pending_import(store, counter)
+    _backdate(store, conv.id)  # begun two hours ago: a long import
+    tables = tx.sink.rows(conv.id, tx.layer.turn)
+    store.write_rows("turns", tables["turns"][:2])  # a chunk now: the import is alive
+    assert store.sweep_imports() == 0
+    store.write_rows("turns", tables["turns"][2:])
+    store.reveal_import(conv, tx.layer, tx.dropped)
+    assert [t.seq for t in store.view(conv.id).turns] == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_sweep_that_listed_an_import_before_it_was_revealed_deletes_nothing(store, counter, monkeypatch):
+    from storage import chunks
+
+    conv, tx = _pending_import(store, counter)
+    store.write_rows("turns", tx.sink.rows(conv.id, tx.layer.turn)["turns"])
+    _backdate(store, conv.id)
+    listed = chunks.pending_conversations
+
+    def list_then_reveal(conn, before):
+        stale = listed(conn, before)
+        store.reveal_import(conv, tx.layer, tx.dropped)  # the import finishes meanwhile
+        return stale
+
+    monkeypatch.setattr(chunks, "pending_conversations", list_then_reveal)
+    assert store.sweep_imports() == 1
+    assert [t.seq for t in store.view(conv.id).turns] == [1, 2, 3, 4, 5, 6]  # revealed, whole
+    store.discard_import(conv.id)  # and discarding a conversation that is not pending deletes nothing
+    assert len(store.view(conv.id).turns) == 6
+
+
+def test_a_stale_import_is_swept_and_its_next_chunk_refused(store, counter):
+    from assistant.store import NotFound
+
+    conv, tx = _pending_import(store, counter)
+    tables = tx.sink.rows(conv.id, tx.layer.turn)
+    store.write_rows("turns", tables["turns"][:2])
+    _backdate(store, conv.id)  # nothing written for two hours: cut off by a crash
+    assert store.sweep_imports() == 1
+    with pytest.raises(NotFound):
+        store.write_rows("turns", tables["turns"][2:])
+    assert store.conversations() == []

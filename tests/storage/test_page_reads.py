@@ -13,9 +13,13 @@ from memory.types import MemorySettings
 from tests.web.test_app import INSPECTOR, app, svc  # noqa: F401  (svc: fixture)
 from tests.web.test_pages_long import long_conversation
 from web import chat_view as C
-from web import views as V
+from web.chart_series import importance_series, memory_timeline
+from web.chat_history import chat_history
+from web.inspector_tables import budget_summary, eviction_history, misses_table, turn_table
 from web.page_view import chat_view, inspector_view
 from web.timeline import Timeline
+from web.views import shorten
+from web.why_forgotten import why_forgotten
 
 UNANSWERED = {5, 18}  # questions followed by another question (the roles' parity flips after each)
 
@@ -81,11 +85,11 @@ def test_each_page_of_the_turn_table_is_what_the_whole_conversation_gives(store,
         view = page(store, conv, start, start + 100)
         numbers = list(range(start + 1, min(start + 100, 230) + 1))
         assert view.page == numbers and view.turn_count == 230 and view.last_turn == 230
-        pd.testing.assert_frame_equal(V.turn_table(view, view.page), V.turn_table(whole, numbers))
+        pd.testing.assert_frame_equal(turn_table(view, view.page), turn_table(whole, numbers))
         # the memory and the page, not the history: fewer turns than the conversation has
         assert len(view.layer.turns()) < 150
-    assert V.budget_summary(view) == V.budget_summary(whole)
-    pd.testing.assert_frame_equal(V.importance_series(view), V.importance_series(whole))
+    assert budget_summary(view) == budget_summary(whole)
+    pd.testing.assert_frame_equal(importance_series(view), importance_series(whole))
 
 
 def test_the_turn_shown_in_full_and_why_it_was_forgotten(store):
@@ -96,7 +100,7 @@ def test_the_turn_shown_in_full_and_why_it_was_forgotten(store):
         view = page(store, conv, 0, 100, detail=number)
         assert view.detail == number
         assert view.by_number[number].content == whole.by_number[number].content  # whole, not shortened
-        assert V.why_forgotten(view, number) == V.why_forgotten(whole, number)
+        assert why_forgotten(view, number) == why_forgotten(whole, number)
     assert page(store, conv, 0, 100, detail=None).detail == 150  # the last turn by default
     assert page(store, conv, 0, 100, detail=10_000).detail == 150
 
@@ -112,7 +116,7 @@ def test_a_table_row_reads_the_start_of_a_long_turns_text(store):
         (whole,) = r.rows([1], whole=True)
     assert short.content == text[:400] and whole.content == text
     assert view.by_number[1].content == text  # the turn shown in full
-    assert V.turn_table(view, [1])["text"].iloc[0] == V.shorten(text)
+    assert turn_table(view, [1])["text"].iloc[0] == shorten(text)
 
 
 def test_the_eviction_history_is_read_newest_first_a_page_at_a_time(store):
@@ -124,7 +128,7 @@ def test_the_eviction_history_is_read_newest_first_a_page_at_a_time(store):
         view = page(store, conv, 0, 100, history=(start, start + 100))
         assert view.history == newest[start : start + 100]
         assert view.history_count == len(newest)
-    pd.testing.assert_frame_equal(V.eviction_history(view.history), V.eviction_history(newest[200:300]))
+    pd.testing.assert_frame_equal(eviction_history(view.history), eviction_history(newest[200:300]))
 
 
 def test_the_misses_and_the_newest_citations(store):
@@ -132,7 +136,7 @@ def test_the_misses_and_the_newest_citations(store):
     whole = store.view(conv)
     view = page(store, conv, 0, 100)
     assert view.misses_count == len(whole.misses) > 0
-    pd.testing.assert_frame_equal(V.misses_table(view), V.misses_table(whole))
+    pd.testing.assert_frame_equal(misses_table(view), misses_table(whole))
     everything = whole.layer.citations()
     assert view.cites_count == len(everything)
     assert (
@@ -149,16 +153,16 @@ def test_the_chats_messages_are_what_the_whole_conversation_gives(store):
         assert view.latest == list(range(max(1, 231 - shown), 231))
         assert view.waiting == C.unanswered(whole) == sorted(UNANSWERED)
         drawn = set(view.latest) | set(view.waiting)
-        assert V.chat_history(view, drawn) == V.chat_history(whole, drawn)
+        assert chat_history(view, drawn) == chat_history(whole, drawn)
         assert {a: q for a, q in C.questions(view).items() if a in drawn} == {
             a: q for a, q in C.questions(whole).items() if a in drawn
         }
         assert C.answer_notes(view) == {a: n for a, n in C.answer_notes(whole).items() if a in drawn}
-        assert V.budget_summary(view) == V.budget_summary(whole)
+        assert budget_summary(view) == budget_summary(whole)
         if shown == 50:  # the messages, the turns they cite and the one before them: not the history
-            cited = {t for m in V.chat_history(whole, drawn) for t, _ in m.cited}
+            cited = {t for m in chat_history(whole, drawn) for t, _ in m.cited}
             assert set(view.by_number) <= drawn | cited | {view.latest[0] - 1}
-    assert any(m.evicted for m in V.chat_history(view, drawn))  # the eviction notes were compared too
+    assert any(m.evicted for m in chat_history(view, drawn))  # the eviction notes were compared too
 
 
 def test_the_timeline_extended_change_by_change_is_the_whole_conversations(store):
@@ -168,7 +172,7 @@ def test_the_timeline_extended_change_by_change_is_the_whole_conversations(store
     def check():
         page(store, conv, 0, 100, timeline=lambda c: timeline)
         points, markers, width = timeline.frames(max_points=10**6)
-        want_points, want_markers = V.memory_timeline(store.view(conv))
+        want_points, want_markers = memory_timeline(store.view(conv))
         assert width == 1
         pd.testing.assert_frame_equal(points, want_points, check_dtype=False)
         pd.testing.assert_frame_equal(markers, want_markers, check_dtype=False)

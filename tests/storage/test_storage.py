@@ -22,7 +22,7 @@ def test_models_and_migrations_agree(engine):
     with engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
     assert diff == []
-    assert current_revision(engine) == "0007_turn_state"
+    assert current_revision(engine) == "0008"
 
 
 def test_sqlite_pragmas_are_set_on_every_connection(tmp_path):
@@ -74,7 +74,7 @@ def test_upgrade_from_the_first_schema_keeps_the_data(db_url):
     engine.dispose()
 
     engine = make_engine(db_url)  # migrates on open
-    assert current_revision(engine) == "0007_turn_state"
+    assert current_revision(engine) == "0008"
     store = MemoryStore(engine)
     conv = store.conversation(1)
     assert conv.title == "old" and conv.auto_restore is False and conv.owner is None
@@ -85,6 +85,42 @@ def test_upgrade_from_the_first_schema_keeps_the_data(db_url):
         tx.add_turn("assistant", "hi", 30)
         tx.enforce()
     assert store.layer(1).step == 3
+    store.delete(1)  # and a deleted conversation's id is never given again
+    assert store.create("new") == 2
+
+
+def test_conversation_ids_are_never_reused_after_the_upgrade(db_url):
+    engine = make_engine(db_url, migrate=False)
+    upgrade(engine, "0006")
+    with engine.begin() as con:
+        for conv in (1, 2):
+            con.execute(
+                text(
+                    "INSERT INTO conversations (id, title, created_at, updated_at, budget, lag, policy, low_watermark,"
+                    " pin_share, policy_params, step, version, dropped_cites, auto_restore, pending) VALUES (:id, :t,"
+                    " :when, :when, 50, 1, 'measured', 1.0, 0.5, '{}', 1, 1, 0, :no, :no)"
+                ),
+                {"id": conv, "t": f"c{conv}", "when": "2026-01-01 00:00:00", "no": False},
+            )
+            con.execute(
+                text(
+                    "INSERT INTO turns (conversation_id, seq, role, content, tokens, state, pinned, protected_since,"
+                    " incomplete, created_at) VALUES (:id, 1, 'user', :t, 30, 'active', :no, 1, :no, :when)"
+                ),
+                {"id": conv, "t": f"turn of c{conv}", "no": False, "when": "2026-01-01 00:00:00"},
+            )
+    engine.dispose()
+    engine = make_engine(db_url)
+    assert current_revision(engine) == "0008"
+    store = MemoryStore(engine)
+    assert [(c.id, c.title) for c in store.conversations()] == [(2, "c2"), (1, "c1")]
+    assert [t.content for t in store.view(1).turns] == ["turn of c1"]  # the children kept
+    store.delete(2)  # the newest: SQLite alone would give its id to the next one
+    assert store.create("new") == 3
+    store.delete(3)
+    assert store.create("newer") == 4
+    assert [t.content for t in store.view(1).turns] == ["turn of c1"]
+    engine.dispose()
 
 
 def _exchange(store, conv_id, n_tokens=12, cites=(1,)):
@@ -243,7 +279,7 @@ def test_upgrade_to_0003_reads_the_cause_of_old_records_from_their_reason(db_url
     engine.dispose()
 
     engine = make_engine(db_url)
-    assert current_revision(engine) == "0007_turn_state"
+    assert current_revision(engine) == "0008"
     records = MemoryStore(engine).view(1).evictions
     assert [r.reason for r in records] == [reason for _, _, reason in reasons]  # the words are kept
     assert [(r.cause, r.cause_turn) for r in records] == [

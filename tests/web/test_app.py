@@ -1,7 +1,8 @@
 """The two pages, headless (Streamlit's AppTest), with the scripted fake model and hash embeddings
 injected through the runtime (``runtime.get_service(llm=..., embedder=...)`` before the page runs). Every test has its
 own database (SQLite, or PostgreSQL in the suite's second run), hence its own cached service.
-Plus the pages' plain helpers (``web.views``), tested without Streamlit."""
+Plus the pages' plain-data helpers (``web.views``, ``web.chat_history``, ``web.inspector_tables``,
+``web.why_forgotten``, ``web.chart_series``), tested without Streamlit."""
 
 from __future__ import annotations
 
@@ -20,9 +21,13 @@ from bench.fakes.embedder import HashEmbedder
 from bench.fakes.llm import FakeLLM
 from memory.types import MemorySettings
 from storage.models import CitationRow, Conversation, FeedbackRow, Turn
-from web import views as V
+from web.chart_series import memory_timeline
+from web.chat_history import chat_history
+from web.inspector_tables import pin_changes
 from web.sidebar import import_text
 from web.text import md_text
+from web.views import load_view
+from web.why_forgotten import why_forgotten
 
 APP = str(Path(__file__).parents[2] / "app.py")
 INSPECTOR = "pages/inspector_page.py"
@@ -108,7 +113,7 @@ def test_user_text_is_literal_and_the_models_markdown_is_rendered_safely(svc):
     assert "\\*\\*hi\\*\\*" in user and "\\<script\\>" in user and "\\[x\\]\\(javascript\\:" in user
     assert answer.startswith("**Products**\n\n")  # Markdown kept
     assert "\\<b>bold\\</b>" in answer  # HTML shown as text
-    assert "\\:red[alarm] \\$x\\$" in answer  # no Streamlit directives, no LaTeX
+    assert "\\:red\\[alarm\\] \\$x\\$" in answer  # no Streamlit directives, no LaTeX
     assert "javascript" not in answer and " click " in answer  # the unsafe link is its text alone
     assert "[docs](https://example.org)" in answer
     assert "\\[image\\: pic\\]" in answer and "example.org/x.png" not in answer  # no image is loaded
@@ -258,8 +263,8 @@ def test_timeline_rebuilt_from_records_ends_at_the_current_memory(svc):
     with svc.store.transaction(conv) as tx:
         gone = tx.layer.snapshot().evicted[0]
         tx.restore(gone)
-    view = V.load_view(svc.store, conv)
-    points, markers = V.memory_timeline(view)
+    view = load_view(svc.store, conv)
+    points, markers = memory_timeline(view)
     assert points["step"].tolist() == list(range(1, view.conv.step + 1))
     assert points["tokens"].iloc[-1] == view.layer.used_tokens
     assert set(markers["step"]) == {r.step for r in view.evictions}
@@ -267,17 +272,17 @@ def test_timeline_rebuilt_from_records_ends_at_the_current_memory(svc):
 
 def test_why_forgotten_in_plain_words(svc):
     conv = small_memory(svc)
-    view = V.load_view(svc.store, conv)
+    view = load_view(svc.store, conv)
     r = view.evictions[0]
-    text = V.why_forgotten(view, r.turn)
+    text = why_forgotten(view, r.turn)
     assert f"Turn {r.turn}" in text and f"step {r.step}" in text and f"budget of {r.budget}" in text
     assert "Restore" in text or "back in memory" in text
     active = view.layer.snapshot().active[-1]
-    assert "has never been forgotten" in V.why_forgotten(view, active)
+    assert "has never been forgotten" in why_forgotten(view, active)
 
 
 def test_pin_changes_maps_editor_positions_to_turn_numbers():
-    changes = V.pin_changes(
+    changes = pin_changes(
         {"0": {"pinned": True}, 2: {"pinned": False}, 1: {"text": "x"}}, [4, 5, 6], {4: False, 5: False, 6: True}
     )
     assert changes == [(4, True), (6, False)]
@@ -302,9 +307,9 @@ def test_chat_history_assigns_evictions_to_answers_by_their_cause(store):
         assert [r.turn for r in tx.restore(2, kind="auto_restore")] == [4]
         t = tx.add_turn("assistant", "answer", 10)
         assert [r.turn for r in tx.enforce("arrival", t.number)] == [1]
-    view = V.load_view(store, conv)
+    view = load_view(store, conv)
     assert [(r.step, r.cause) for r in view.evictions if r.turn == 3] == [(5, "restore")]  # at the message's step
-    evicted = {m.number: m.evicted for m in V.chat_history(view) if m.role == "assistant"}
+    evicted = {m.number: m.evicted for m in chat_history(view) if m.role == "assistant"}
     # the person's restore at step 5 belongs to no answer, though it happened while 6 was pending
     assert evicted == {2: [], 4: [1], 6: [2, 4, 1]}
 

@@ -30,6 +30,7 @@ def signed_in(monkeypatch, db_url):
     runtime.get_service(llm=FakeLLM(), embedder=HashEmbedder())
     who = {"user": None}
     monkeypatch.setattr(signin, "auth_configured", lambda: True)
+    monkeypatch.setattr(signin, "configured_cookie_secret", lambda: "a" * 43)
     monkeypatch.setattr(signin, "signed_in_user", lambda: who["user"])
     return who
 
@@ -99,6 +100,7 @@ def test_who_is_signed_in_is_a_getter_that_fails_closed(monkeypatch):
     monkeypatch.setattr(signin, "auth_configured", lambda: False)
     assert signin.current_owner() is None
     monkeypatch.setattr(signin, "auth_configured", lambda: True)
+    monkeypatch.setattr(signin, "configured_cookie_secret", lambda: "a" * 43)
     monkeypatch.setattr(signin, "signed_in_user", lambda: None)
     with pytest.raises(signin.NotSignedIn):
         signin.current_owner()

@@ -6,6 +6,7 @@ says what holds it, a cut answer says so, and the first screen explains the app.
 from __future__ import annotations
 
 import threading
+import time
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -14,10 +15,12 @@ from assistant import runtime
 from assistant.answering.answer import answer_cap
 from assistant.errors import ServerUnreachable
 from assistant.models import embedded
+from bench.fakes.llm import FakeLLM
 from memory.policies import POLICIES
 from memory.types import MemorySettings
 from storage.models import Conversation, MemoryEvent, Turn
-from tests.web.test_app import INSPECTOR, app, rows, send, small_memory, svc  # noqa: F401  (svc: fixture)
+from tests.web.test_app import INSPECTOR, app, literal, rows, send, small_memory, svc  # noqa: F401  (svc: fixture)
+from web.text import md_text
 from web.views import load_view
 
 
@@ -253,20 +256,92 @@ def test_conversations_without_a_title_still_get_one_from_the_first_message(svc)
         assert s.scalars(select(Conversation.title)).all() == ["Plan a weekend in Porto"]
 
 
-def test_answer_markdown_neutralises_what_could_run_or_load():
-    from web.markdown import answer_markdown
-
-    assert answer_markdown("[z](data:text/html,<script>)") == "[z\\](data\\:text/html,\\<script>)"  # no link
-    assert answer_markdown("[1]: javascript:alert(1)\n[a][1]").startswith("[1]\\: javascript\\:")  # no definition
-    assert answer_markdown('[a](JavaScript:alert(1) "t")') == "a"
-    assert answer_markdown("see [the docs](https://e.org/a_(b))") == "see [the docs](https://e.org/a_(b%29)"
-    assert answer_markdown("```\nunclosed <x> $y$") == "```\nunclosed <x> $y$"  # a cut-off fence is still code
-    assert answer_markdown("&lt;b&gt; :material/home:") == "\\&lt;b\\&gt; \\:material/home\\:"
-
-
 def test_the_terminal_says_an_answer_was_cut_too():
     from assistant.service import ExchangeResult
     from cli.chat import _summary
 
     assert "cut at 37 tokens" in _summary(ExchangeResult(1, 1, cut_at=37))
     assert "cut at" not in _summary(ExchangeResult(1, 1))
+
+
+def test_a_message_the_database_could_not_store_is_kept_to_send_again(svc, monkeypatch):
+    from assistant.errors import StorageError
+
+    at = app()
+    conv = at.session_state["conv_id"]
+    real = svc.store.transaction
+    busy = StorageError("The database stayed busy (locked by another writer) for too long.", "locked")
+    monkeypatch.setattr(svc.store, "transaction", lambda *a, **kw: (_ for _ in ()).throw(busy))
+    at.chat_input[0].set_value("Please keep this long message I typed.").run()
+    assert not at.exception, at.exception
+    assert turns(svc, conv) == []  # not stored ...
+    assert md_text("Please keep this long message I typed.") in [m.markdown[0].value for m in at.chat_message]  # kept
+    assert any("Not sent: The database stayed busy" in e.value for e in at.error)
+    assert at.chat_input[0].proto.disabled is True  # the message keeps its place in the order
+    at.run()  # another run (any click) keeps it too, and does not try again by itself
+    assert turns(svc, conv) == [] and button(at, "Send again")
+    monkeypatch.setattr(svc.store, "transaction", real)
+    svc.llm.enqueue("Kept and answered.")
+    at.button(key=f"resend-{conv}").click().run()
+    assert not at.exception, at.exception
+    assert turns(svc, conv) == [
+        (1, "user", "Please keep this long message I typed."),
+        (2, "assistant", "Kept and answered."),
+    ]
+    assert not at.error and not button(at, "Send again") and at.chat_input[0].proto.disabled is False
+
+
+def test_an_unsent_message_can_be_discarded(svc, monkeypatch):
+    from assistant.errors import ConfigError
+
+    at = app()
+    conv = at.session_state["conv_id"]
+    monkeypatch.setattr(
+        svc, "send", lambda *a, **kw: (_ for _ in ()).throw(ConfigError("LAGMEM_LLM_TIMEOUT must be a number"))
+    )
+    at.chat_input[0].set_value("never mind").run()
+    assert any("Not sent: LAGMEM_LLM_TIMEOUT must be a number" in e.value for e in at.error)
+    at.button(key=f"discard-{conv}").click().run()
+    assert not at.exception and not at.error and turns(svc, conv) == []
+    assert md_text("never mind") not in [m.markdown[0].value for m in at.chat_message]
+    assert at.chat_input[0].proto.disabled is False
+
+
+class SlowLLM(FakeLLM):
+    """Writes a word every 0.1 s for 20 s, ending early when stopped (as the real client does)."""
+
+    def stream(self, messages, *, max_tokens=512, temperature=0.7, info=None, stop=None):
+        if info is not None:
+            info["finish_reason"] = "stop"
+
+        def words():
+            for i in range(200):
+                if stop is not None and stop.stopped:
+                    return
+                time.sleep(0.1)
+                yield f"word{i} "
+
+        return words()
+
+
+def test_stop_ends_an_answer_and_leaves_the_question_with_its_retry_and_what_was_written(svc):
+    from web import answering
+
+    at = app()
+    conv = at.session_state["conv_id"]
+    svc.llm = SlowLLM()
+    job = answering.start(str(runtime.get_store().engine.url), svc.send(conv, "Tell me a long story?"))
+    threading.Timer(1.0, job.stop).start()  # what the Stop button's click does
+    started = time.monotonic()
+    at.run()
+    assert not at.exception, at.exception
+    assert time.monotonic() - started < 10
+    assert turns(svc, conv) == [(1, "user", "Tell me a long story?")]  # nothing of the answer stored
+    error = " ".join(literal(e.value) for e in at.error)
+    assert "Stopped: the answer was not stored" in error and "It had written: “word0" in error
+    assert [b.key for b in button(at, "Retry")] == [f"retry-{conv}-1"]
+    assert at.chat_input[0].proto.disabled is False
+    svc.llm = FakeLLM()
+    svc.llm.enqueue("A short one.")
+    at.button(key=f"retry-{conv}-1").click().run()
+    assert turns(svc, conv)[-1] == (2, "assistant", "A short one.") and not at.error

@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 
 from assistant.errors import ServerUnreachable
+from assistant.redact import redact
 from tests.web.test_app import INSPECTOR, app, literal, send, svc  # noqa: F401  (svc: fixture)
-from web import views as V
+from web.inspector_tables import page_bounds, page_count
 from web.sidebar import import_text
-from web.text import redact_url
+from web.views import load_view
 
 PER_PAGE = 50  # app.MESSAGES_PER_PAGE, written out: the test states what a person sees
 
@@ -91,7 +92,7 @@ def test_the_inspector_pages_the_turn_table_newest_last(svc):
 
 def test_the_inspector_pages_the_eviction_history_newest_first(svc):
     conv = long_conversation(svc, 250)
-    evictions = V.load_view(svc.store, conv).evictions
+    evictions = load_view(svc.store, conv).evictions
     assert len(evictions) > 100  # more than one page
     at = app()
     at.session_state["conv_id"] = conv
@@ -121,11 +122,11 @@ def test_a_pin_from_the_second_page_pins_that_turn(svc):
 
 
 def test_page_bounds_clamp_to_the_rows_there_are():
-    assert V.page_bounds(250, 100, 1) == (0, 100)
-    assert V.page_bounds(250, 100, 3) == (200, 250)
-    assert V.page_bounds(250, 100, 9) == (200, 250)
-    assert V.page_bounds(0, 100, 1) == (0, 0)
-    assert V.page_count(250, 100) == 3 and V.page_count(0, 100) == 1
+    assert page_bounds(250, 100, 1) == (0, 100)
+    assert page_bounds(250, 100, 3) == (200, 250)
+    assert page_bounds(250, 100, 9) == (200, 250)
+    assert page_bounds(0, 100, 1) == (0, 0)
+    assert page_count(250, 100) == 3 and page_count(0, 100) == 1
 
 
 # ----- text from outside, shown literally ---------------------------------------------------------
@@ -142,31 +143,59 @@ def test_a_models_error_text_is_plain_text_not_markdown(svc):
 
 
 def test_the_sidebar_redacts_credentials_in_the_model_servers_address(svc):
-    svc.llm.describe = lambda: "llama3.1 (https://alice:s3cret@models.example:8443/v1)"
+    svc.llm.describe = lambda: "llama3.1 (https://alice:s3cret@models.example:8443/v1?api-key=sk-live-9)"
     at = app()
     at.run()  # the model note appears once the service is loaded
     notes = [literal(c.value) for c in at.sidebar.caption]
-    assert any("llama3.1 (https://***@models.example:8443/v1)" in n for n in notes), notes
-    assert not any("s3cret" in n or "alice" in n for n in notes)
+    assert any("llama3.1 (https://***@models.example:8443/v1?api-key=***)" in n for n in notes), notes
+    assert not any("s3cret" in n or "alice" in n or "sk-live-9" in n for n in notes)
 
 
-def test_redact_url_removes_userinfo_only():
-    assert redact_url("https://user:pass@host/v1") == "https://***@host/v1"
-    assert redact_url("https://user:p@ss@host:8/v1?q=a@b") == "https://***@host:8/v1?q=a@b"
+def test_redact_removes_userinfo_secret_parameters_and_fragments():
+    assert redact("https://user:pass@host/v1") == "https://***@host/v1"
+    assert redact("https://user:p@ss@host:8/v1?q=a@b") == "https://***@host:8/v1?q=a@b"
     assert (
-        redact_url("http://token@localhost:11434/v1 and http://other/v1")
+        redact("http://token@localhost:11434/v1 and http://other/v1")
         == "http://***@localhost:11434/v1 and http://other/v1"
     )
-    assert redact_url("http://localhost:11434/v1") == "http://localhost:11434/v1"
-    assert redact_url("write to a@b.example") == "write to a@b.example"
+    assert redact("http://localhost:11434/v1") == "http://localhost:11434/v1"
+    assert redact("write to a@b.example") == "write to a@b.example"
+    assert (
+        redact("gpt (https://h.example/v1?api-key=sk-123&model=x)") == "gpt (https://h.example/v1?api-key=***&model=x)"
+    )
+    assert redact("https://h/v1?x=1&access_token=abc;sig=zz#tok=1") == "https://h/v1?x=1&access_token=***;sig=***#***"
+    assert (
+        redact("https://h/v1?API_KEY=A&Token=B&secret=&page=2") == "https://h/v1?API_KEY=***&Token=***&secret=&page=2"
+    )
 
 
 def test_the_chat_says_when_the_model_is_shown_less_than_the_memory_holds(svc):
     conv = long_conversation(svc, 30)
-    used = V.load_view(svc.store, conv).layer.used_tokens
+    used = load_view(svc.store, conv).layer.used_tokens
     svc.context_tokens = used - 1  # the answering model's window is smaller than the memory
     at = open_chat(conv)
     assert any(f"at most about {used - 1:,} tokens of this memory's {used:,}" in c.value for c in at.caption)
     svc.context_tokens = used  # it all fits: nothing to say
     at.run()
     assert not any("at most about" in c.value for c in at.caption)
+
+
+def test_lagmem_chat_prints_the_model_servers_address_redacted(monkeypatch, db_url, capsys):
+    from assistant import runtime
+    from bench.fakes.embedder import HashEmbedder
+    from bench.fakes.llm import FakeLLM
+    from cli.main import main
+
+    monkeypatch.setenv("LAGMEM_DATABASE_URL", db_url)
+    llm = FakeLLM()
+    llm.describe = lambda: "llama3.1 (https://alice:s3cret@models.example/v1?api-key=sk-live-9#t)"
+    runtime.get_service(llm=llm, embedder=HashEmbedder())
+
+    def leave(_prompt):
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", leave)
+    assert main(["chat"]) == 0
+    out = capsys.readouterr().out
+    assert "llama3.1 (https://***@models.example/v1?api-key=***#***)" in out
+    assert "s3cret" not in out and "sk-live-9" not in out

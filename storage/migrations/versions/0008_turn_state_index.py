@@ -5,13 +5,13 @@ newest evicted turns (the miss search's capped candidate set, newest first), nev
 the conversation. Without this index both reads scan all of a conversation's turns; with it each
 is a range of the index, so its cost follows the memory, not the history.
 
-Revision ID: 0007_turn_state
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 """
 from alembic import op
 
-revision = "0007_turn_state"
-down_revision = "0006"
+revision = "0008"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
