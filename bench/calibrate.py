@@ -10,18 +10,21 @@ Three steps, each on the fit conversations only (report the result on others: he
    cosine) by Newton's method on every (question, candidate) pair, label = "is gold evidence";
 3. the threshold on that probability with the best citation F1 (at most ``max_cites`` per question).
 
-Prints a ``HybridParams(...)`` to paste into ``assistant/retrieval/hybrid.py``.
+``write`` saves the result as a ranker document (``assistant.retrieval.hybrid.document``): with
+``--out assistant/retrieval/ranker.json`` it becomes the constants the app ranks with.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 from scipy.optimize import minimize
 
-from assistant.retrieval import rank_features
+from assistant.retrieval import hybrid, rank_features
 from assistant.retrieval.hybrid import HybridParams, _terms, calibrate, hybrid_score, query_terms
 from assistant.retrieval.lexical import bm25_scores
 from bench.cites import Ask, Corpus
@@ -127,3 +130,20 @@ def fit(corpus: Corpus, items: Sequence[Ask], base: HybridParams = HybridParams(
         "f1": round(f1, 4),
         "questions": len(items),
     }
+
+
+def provenance(fitted_on: dict, command: str, fit_stats: dict, base_file: Path = hybrid.RANKER_FILE) -> dict:
+    """What a fit's constants come from: the data and settings (``fitted_on``), the command, the
+    in-sample figures. BM25's k1 and b are not fitted here (the fit keeps the base's), so their
+    provenance is carried from ``base_file``; held-out figures are for a run on other conversations
+    to fill in (``lagmem bench cites --conversations OTHERS``)."""
+    try:
+        bm25 = hybrid.read(base_file).get("provenance", {}).get("bm25")
+    except (OSError, ValueError):
+        bm25 = None
+    return {"fitted_on": fitted_on, "command": command, "in_sample": fit_stats, "bm25": bm25, "held_out": None}
+
+
+def write(path: Path, params: HybridParams, prov: dict) -> None:
+    """Save ``params``' fitted constants and their provenance as a ranker document."""
+    Path(path).write_text(json.dumps(hybrid.document(params, prov), indent=1) + "\n", encoding="utf-8")

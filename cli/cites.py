@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -60,6 +61,12 @@ def register(sub, default_data: str) -> None:
         "--fit",
         action="store_true",
         help="fit the hybrid ranker's constants on the chosen conversations and print them",
+    )
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="with --fit: write the constants and their provenance as a ranker file "
+        "(assistant/retrieval/ranker.json is the one the app ranks with)",
     )
     p.add_argument(
         "--policy",
@@ -115,7 +122,19 @@ def cmd_cites(args) -> int:
 
         params, fit_stats = calibrate.fit(corpus, items)
         print(f"fitted on {', '.join(c.sample_id for c in convs)} ({fit_stats}):\n{params!r}")
+        if args.out:
+            fitted_on = {
+                "data": path.name,
+                "conversations": [c.sample_id for c in convs],
+                "placement": args.placement,
+                "seeds": args.seeds,
+                "limit": args.limit,
+            }
+            calibrate.write(Path(args.out), params, calibrate.provenance(fitted_on, fit_command(args), fit_stats))
+            print(f"wrote {args.out}")
         return 0
+    if args.out:
+        raise SystemExit("--out writes a fit: use it with --fit")
     results, skipped = [], {}
     for name in args.retrievers:
         client, config = retriever(name)
@@ -154,6 +173,18 @@ def cmd_cites(args) -> int:
         }
         Path(args.json).write_text(json.dumps({"results": results, "settings": settings}, indent=2))
     return 0
+
+
+def fit_command(args) -> str:
+    """The ``lagmem bench cites --fit`` command that repeats this fit (recorded in the ranker file)."""
+    parts = ["lagmem bench cites", f"--data {shlex.quote(args.data)}"]
+    if args.conversations:
+        parts.append(f"--conversations {','.join(args.conversations)}")
+    parts += [f"--placement {args.placement}", f"--seeds {','.join(map(str, args.seeds))}"]
+    if args.limit is not None:
+        parts.append(f"--limit {args.limit}")
+    parts += ["--fit", f"--out {shlex.quote(args.out)}"]
+    return " ".join(parts)
 
 
 def in_memory(convs: list, name: str, args) -> dict:

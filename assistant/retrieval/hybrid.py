@@ -1,6 +1,6 @@
 """The hybrid ranker of the retrieval step: BM25 + embeddings + the shape of chat, a calibrated confidence.
 
-Why each part (measured with ``lagmem bench cites`` on LoCoMo; see the README's table):
+Why each part (measured with ``lagmem bench cites`` on LoCoMo; see docs/benchmarks.md):
 
 * **score** ``s = features . weights``: a learnt linear ranker over the features of
   ``assistant.retrieval.rank_features`` -- the cosine to the message (standardised among the candidates),
@@ -13,57 +13,97 @@ Why each part (measured with ``lagmem bench cites`` on LoCoMo; see the README's 
 * **confidence** ``p = sigmoid(c0 + c1 * s + c2 * (max s - s) + c3 * log(1 + bm25) + c4 * log(n)
   + c5 * cosine)``, n the number of candidates (a turn among 5 is more likely needed than one among
   500), the raw cosine because the score only compares turns of one question: the probability that
-  a turn is evidence, fitted by logistic regression on held-in LoCoMo conversations. It is the
+  a turn is evidence, fitted by logistic regression on the fit conversations. It is the
   citation's weight, and the threshold ``p >= threshold`` (chosen for the best citation F1 on the
   same conversations) decides what is cited without a model: citing nothing beats citing noise,
   because each citation is evidence an eviction decision will trust.
 
-The constants below were fitted on conversations 1-2 of ``locomo_dev.json`` and are reported on
-conversations 3-4 (held out) in docs/benchmarks.md.
+The fitted constants (BM25's k1 and b, the weights, the calibration, the threshold) live in
+``ranker.json`` beside this module, read once at import, with their provenance: the conversations
+they were fitted on, the command that wrote the file and the held-out figures they were checked
+with. ``lagmem bench cites --fit --out FILE`` writes a file in that format (``document``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
 from assistant.retrieval import rank_features
 from assistant.retrieval.lexical import bm25_scores, words
 
+RANKER_FILE = Path(__file__).with_name("ranker.json")
+FORMAT = "lagmem-ranker/1"
+CALIBRATION_TERMS = ("bias", "score", "gap_to_best", "log1p_bm25", "log_candidates", "cosine")
+
+
+def _fitted(doc: dict) -> dict:
+    """The fitted fields of ``HybridParams`` from a ranker document (``document``'s format), checked
+    against the features this code computes: a feature added or dropped since the fit would otherwise
+    rank silently wrong."""
+    if doc.get("format") != FORMAT:
+        raise ValueError(f"not a {FORMAT} document (format {doc.get('format')!r})")
+    if set(doc["weights"]) != set(rank_features.NAMES):
+        raise ValueError(
+            f"the ranker file weighs {', '.join(doc['weights'])}; the ranker's features are "
+            f"{', '.join(rank_features.NAMES)}: refit with `lagmem bench cites --fit --out FILE`"
+        )
+    weights = tuple(float(doc["weights"][name]) for name in rank_features.NAMES)
+    calibration = tuple(float(doc["calibration"][name]) for name in CALIBRATION_TERMS)
+    return {
+        "bm25_k1": float(doc["bm25"]["k1"]),
+        "bm25_b": float(doc["bm25"]["b"]),
+        "weights": weights,
+        "calibration": calibration,
+        "threshold": float(doc["threshold"]),
+    }
+
+
+def read(path: Path = RANKER_FILE) -> dict:
+    """A ranker document (``ranker.json`` by default), as JSON."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+_SHIPPED = _fitted(read())
+
 
 @dataclass(frozen=True, slots=True)
 class HybridParams:
-    # fitted with `lagmem bench cites --conversations 1,2 --fit` on locomo_dev.json (seeds 0-4)
-    bm25_k1: float = 0.9  # chosen on conversations 1-2 among (0.9-2.0) x (0.25-0.9)
-    bm25_b: float = 0.3  # short turns: weak length normalisation ranks better
+    # the fitted constants default to ranker.json's (see its provenance)
+    bm25_k1: float = _SHIPPED["bm25_k1"]
+    bm25_b: float = _SHIPPED["bm25_b"]  # short turns: weak length normalisation ranks better
     # one weight per feature, in the order of rank_features.NAMES
-    weights: tuple[float, ...] = (
-        0.5702,
-        3.6422,
-        0.0007,
-        3.7075,
-        2.818,
-        1.2292,
-        0.7716,
-        -0.5361,
-        0.3142,
-        -0.318,
-        0.776,
-        1.0631,
-        2.3719,
-        8.9451,
-    )
-    # logistic calibration: bias, score, gap to the best score, log(1 + bm25), log(candidates), cosine
-    calibration: tuple[float, ...] = (-1.7844, 0.1164, -0.7761, 0.3759, -0.2426, 0.4786)
-    threshold: float = 0.25
+    weights: tuple[float, ...] = _SHIPPED["weights"]
+    # logistic calibration, in the order of CALIBRATION_TERMS
+    calibration: tuple[float, ...] = _SHIPPED["calibration"]
+    threshold: float = _SHIPPED["threshold"]
     max_cites: int = 5
     # a turn cited without a model shares a word with the message or is this close to it: the
     # calibration saw memories of 20-700 turns, and in a memory of one or two turns it would
     # otherwise cite "Hello." for "How are you today?"
     min_cosine_alone: float = 0.6
+
+
+def params_from(doc: dict, base: HybridParams | None = None) -> HybridParams:
+    """``base`` (the defaults) with the fitted constants of a ranker document."""
+    return replace(base or HybridParams(), **_fitted(doc))
+
+
+def document(params: HybridParams, provenance: dict) -> dict:
+    """The ranker document of ``params``' fitted constants (what ``ranker.json`` holds)."""
+    return {
+        "format": FORMAT,
+        "bm25": {"k1": params.bm25_k1, "b": params.bm25_b},
+        "weights": dict(zip(rank_features.NAMES, params.weights, strict=True)),
+        "calibration": dict(zip(CALIBRATION_TERMS, params.calibration, strict=True)),
+        "threshold": params.threshold,
+        "provenance": provenance,
+    }
 
 
 DEFAULT_PARAMS = HybridParams()

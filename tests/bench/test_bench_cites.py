@@ -1,9 +1,12 @@
 """`lagmem bench cites` on a tiny LoCoMo-format file: the JSON shape, sane metric ranges, the
-openai retriever skipped with a clear line when nothing is configured."""
+openai retriever skipped with a clear line when nothing is configured; ``--fit --out`` writing a
+ranker file the ranker reads, in the shipped file's format."""
 
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from cli.main import main
 
@@ -73,3 +76,49 @@ def test_bench_cites_json_shape(tmp_path, monkeypatch, capsys):
     assert doc["settings"]["skipped"] == {
         "openai": "skipped: no model configured (set OPENAI_API_KEY and/or OPENAI_BASE_URL)"
     }
+
+
+def _cites(tmp_path, monkeypatch, *extra):
+    data = tmp_path / "tiny.json"
+    data.write_text(json.dumps(TINY))
+    monkeypatch.setenv("LAGMEM_BENCH_CACHE", str(tmp_path / "cache"))
+    return main(["bench", "cites", "--data", str(data), "--seeds", "0,1", *extra])
+
+
+def test_fit_out_writes_a_ranker_file_the_ranker_reads(tmp_path, monkeypatch, capsys):
+    from assistant.retrieval import hybrid
+
+    out = tmp_path / "ranker.json"
+    assert _cites(tmp_path, monkeypatch, "--fit", "--out", str(out)) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    doc = hybrid.read(out)
+    params = hybrid.params_from(doc)
+    assert len(params.weights) == len(hybrid.rank_features.NAMES) and 0 < params.threshold < 1
+    assert (params.bm25_k1, params.bm25_b) == (hybrid.DEFAULT_PARAMS.bm25_k1, hybrid.DEFAULT_PARAMS.bm25_b)
+    prov = doc["provenance"]
+    assert prov["fitted_on"] == {
+        "data": "tiny.json",
+        "conversations": ["tiny-1"],
+        "placement": "random",
+        "seeds": [0, 1],
+        "limit": None,
+    }
+    assert prov["command"].endswith(f"--seeds 0,1 --fit --out {out}")
+    assert prov["in_sample"]["questions"] == 4 and prov["held_out"] is None
+    assert prov["bm25"] == hybrid.read()["provenance"]["bm25"]  # k1 and b are kept, so is their story
+
+
+def test_the_shipped_ranker_file_is_what_the_fit_writer_writes(tmp_path):
+    from assistant.retrieval import hybrid
+    from bench import calibrate
+
+    shipped = hybrid.read()
+    out = tmp_path / "ranker.json"
+    calibrate.write(out, hybrid.params_from(shipped), shipped["provenance"])
+    assert out.read_bytes() == hybrid.RANKER_FILE.read_bytes()
+    assert hybrid.params_from(hybrid.read(out)) == hybrid.DEFAULT_PARAMS
+
+
+def test_out_without_fit_is_refused(tmp_path, monkeypatch):
+    with pytest.raises(SystemExit, match="--fit"):
+        _cites(tmp_path, monkeypatch, "--retrievers", "embeddings", "--out", str(tmp_path / "r.json"))
