@@ -146,6 +146,7 @@ def prior_for(
                 ctx.questions.append(p.vector)
             ctx.recent_words.append(p.words)
         ctx.recent_lengths.extend((p.role, p.log_words) for p in previous[-ROLE_TURNS:])
+        ctx.recent_roles.extend(p.role for p in previous)
     return model.predict(ctx.features(content, vector, role=role), vector)
 
 

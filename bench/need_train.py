@@ -44,6 +44,7 @@ ROLE = (
     "log_session_user_index",
     "log_words_vs_role",
     "log_prev_user_words",
+    "with_assistant",
 )
 FEATURE_SETS = {
     "text": tuple(n for n in FEATURES if n not in SIMILARITY + NOVELTY + ROLE),
@@ -56,8 +57,8 @@ CANDIDATES = (
     {"kind": "logistic", "features": "text+role", "C": 0.3},
     {"kind": "logistic", "features": "text+novelty+role", "C": 0.03},
     {"kind": "logistic", "features": "text+novelty+role", "C": 0.3},
-    {"kind": "trees", "features": "text+novelty+role", "depth": 2, "trees": 100, "rate": 0.05},
-    {"kind": "trees", "features": "text+novelty+role", "depth": 3, "trees": 60, "rate": 0.05},
+    {"kind": "trees", "features": "text+novelty+role", "depth": 2, "trees": 500, "rate": 0.02},
+    {"kind": "trees", "features": "text+novelty+role", "depth": 3, "trees": 300, "rate": 0.02},
 )
 SUBSAMPLE = 0.8  # each tree sees this share of the turns (seeded: the fit is deterministic)
 SIMPLER_BY = 0.002  # log loss a richer candidate must gain to be chosen

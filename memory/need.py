@@ -17,7 +17,9 @@ is the person's (their plans, their family, what they bought), while the assista
 are rarely asked about again. The role features are the turn's role, the previous turn's, whether
 the turn is the person's first in the session and how many of theirs came before in it, its length
 against the same role's recent turns (assistant turns are long, so raw length alone would favour
-them), and the length of the person's last turn (what an answer answers).
+them), the length of the person's last turn (what an answer answers), and whether the conversation
+has an assistant at all (this turn or one of the last ``NOVELTY_TURNS``): what is needed differs
+between two people talking and a person asking an assistant, and this lets one model tell them apart.
 
 The model comes from a small versioned JSON document (``model_from_dict``): a logistic regression
 or small boosted trees, both evaluated with numpy (``memory/need_models.py``, re-exported here);
@@ -103,6 +105,7 @@ FEATURES = (
     "log_session_user_index",
     "log_words_vs_role",
     "log_prev_user_words",
+    "with_assistant",
 )
 ROLE_TURNS = 20  # a turn's length is compared with the same role's turns among this many previous ones
 
@@ -171,6 +174,7 @@ class ArrivalContext:
     questions: deque = field(default_factory=lambda: deque(maxlen=RECENT_QUESTIONS))
     recent_words: deque = field(default_factory=lambda: deque(maxlen=NOVELTY_TURNS))
     recent_lengths: deque = field(default_factory=lambda: deque(maxlen=ROLE_TURNS))  # (role, log words)
+    recent_roles: deque = field(default_factory=lambda: deque(maxlen=NOVELTY_TURNS))
 
     def features(
         self, text: str, vector: np.ndarray | None = None, new_session: bool = False, role: str = "user"
@@ -188,6 +192,7 @@ class ArrivalContext:
         same = [w for r, w in self.recent_lengths if (r != "assistant") == user]
         f["log_words_vs_role"] = f["log_words"] - sum(same) / len(same) if same else 0.0
         f["log_prev_user_words"] = self.prev_user_words
+        f["with_assistant"] = 1.0 if not user or "assistant" in self.recent_roles else 0.0
         i = self.session_index
         f["session_index_0"] = 1.0 if i == 0 else 0.0
         f["session_index_1"] = 1.0 if i == 1 else 0.0
@@ -205,6 +210,7 @@ class ArrivalContext:
         self.session_index = i + 1
         self.session_users += 1 if user else 0
         self.recent_lengths.append((role, f["log_words"]))
+        self.recent_roles.append(role)
         if user:
             self.prev_user_words = f["log_words"]
         self.prev_text, self.prev_vector, self.prev_role = text, vector, role

@@ -68,12 +68,13 @@ def test_features_see_the_role_and_the_place_in_the_exchange():
     assert f[3]["log_words_vs_role"] == pytest.approx(f[3]["log_words"] - f[1]["log_words"])
     assert f[2]["log_words_vs_role"] == pytest.approx(f[2]["log_words"] - f[0]["log_words"])
     assert f[1]["log_prev_user_words"] == f[0]["log_words"] and f[4]["log_prev_user_words"] == f[2]["log_words"]
+    assert [x["with_assistant"] for x in f] == [0.0, 1.0, 1.0, 1.0, 1.0]  # from the first answer on
 
 
 def test_two_people_are_both_the_user_side():
     ctx = ArrivalContext()
     f = [ctx.features(text) for _, text, _ in EXCHANGE]
-    assert all(x["assistant"] == 0.0 == x["prev_assistant"] for x in f)
+    assert all(x["assistant"] == 0.0 == x["prev_assistant"] == x["with_assistant"] for x in f)
     assert [x["user_opens_session"] for x in f] == [1.0, 0.0, 0.0, 0.0, 0.0]
 
 
