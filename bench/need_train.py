@@ -270,6 +270,23 @@ def priors(conv: Conversation, model) -> list[float]:
     return predict(model, need_data.table(conv, emb)).tolist()
 
 
+def heldout_priors(conversations, training) -> list[list[float]]:
+    """Each conversation's priors from a need model trained as the shipped one is (``train``: the
+    candidate chosen by leave-one-out, then fitted) on the ``training`` conversations other than it
+    (a training conversation with the same turns is left out, whatever its name)."""
+    assert not any(n in SIMILARITY for c in CANDIDATES for n in FEATURE_SETS[c["features"]])  # no vectors read
+
+    def key(c: Conversation) -> tuple:
+        return tuple(t.text for t in c.turns)
+
+    tables = [(key(c), need_data.table(c, np.zeros((len(c.turns), 1), dtype=np.float32))) for c in training]
+    out = []
+    for conv in conversations:
+        model, _ = train([t for k, t in tables if k != key(conv)])
+        out.append(priors(conv, model))
+    return out
+
+
 def shipped_priors(conversations) -> list[list[float]]:
     """Priors from the model the app ships (``assistant/need_model.json``)."""
     from assistant.need import load_model
