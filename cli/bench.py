@@ -123,10 +123,11 @@ def register(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--priors",
-        choices=("shipped", "none"),
+        choices=("shipped", "heldout", "none"),
         default="shipped",
-        help="measured's need priors: from the shipped need model (trained on the dev file: "
-        "in-sample there) or none (size prior only)",
+        help="measured's need priors: from the shipped need model (trained on the dev files: "
+        "in-sample there), held out (each conversation's from a model trained as the shipped one on "
+        "the LoCoMo and LongMemEval dev conversations other than it: minutes), or none (size prior only)",
     )
     p.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 1), help="worker processes")
     p.add_argument("--plot", metavar="OUT.png", help="write recall vs budget, one line per policy")
@@ -209,8 +210,10 @@ def _locomo_job(args: tuple) -> tuple[str, int, int, list, str]:
 
     convs = _cached_load(data)
     scale = locomo.token_scale(tokens)
-    if priors == "shipped" and policy.name == "measured":
+    if priors in ("shipped", "heldout") and policy.name == "measured":
         if (data, "priors") not in _CACHE:
+            if priors == "heldout":  # they are computed once, before the pool: its workers inherit them
+                raise RuntimeError("held-out priors are computed before the jobs run")
             _CACHE[(data, "priors")] = need_train.shipped_priors(convs)
         priors = _CACHE[(data, "priors")]
     else:
@@ -293,6 +296,12 @@ def cmd_locomo(args) -> int:
         from bench import need_train
 
         _CACHE[(data, "priors")] = need_train.shipped_priors(convs)  # embeddings once, before the pool
+    if args.priors == "heldout" and "measured" in args.policies:
+        from bench import need_train
+        from cli.bench_need import DEFAULT_LME
+
+        training = [c for f in (DEFAULT_DATA, DEFAULT_LME) for c in locomo.load(f)]
+        _CACHE[(data, "priors")] = need_train.heldout_priors(convs, training)  # once, before the pool
     from bench.cites import ALL_RETRIEVERS
 
     for c in args.cites:

@@ -139,3 +139,24 @@ def test_the_model_file_reads_back_the_same_model_one_tree_per_line():
     assert sum(1 for line in text.splitlines() if line.lstrip().startswith('{"feature"')) == len(model.trees)
     logistic = need_train.fit(tables[:2], {"kind": "logistic", "features": "text", "C": 0.03})
     assert model_from_dict(json.loads(model_json(logistic))) == logistic
+
+
+def test_held_out_priors_leave_out_the_scored_conversation_whatever_its_name(monkeypatch):
+    from bench.locomo import Conversation, Turn
+
+    def conv(name, words):
+        turns = [Turn(i + 1, f"D1:{i + 1}", 1, "user", f"user: {w} story number {i}") for i, w in enumerate(words)]
+        return Conversation(name, turns, [], {1: len(turns)})
+
+    a, b, c = conv("a", ["boston", "lisbon"]), conv("b", ["paris", "rome"]), conv("c", ["oslo", "bern"])
+    renamed = conv("other-name", ["boston", "lisbon"])  # the same turns as "a"
+    seen = []
+
+    def train(tables):
+        seen.append(sorted(t.sample_id for t in tables))
+        return NeedModel(("log_words",), (0.0,), (1.0,), (0.5,), -1.0), []
+
+    monkeypatch.setattr(need_train, "train", train)
+    got = need_train.heldout_priors([renamed, b], [a, b, c])
+    assert seen == [["b", "c"], ["a", "c"]]
+    assert len(got) == 2 and len(got[0]) == 2 and all(0 < p < 1 for p in got[0])
