@@ -13,15 +13,16 @@ in the same transaction. If anything fails, the transaction rolls back and the c
 dropped, so the next unit of work rebuilds from what was committed: no half-written state survives
 (an import: many short transactions into a *pending* conversation, revealed in one). No owner sees
 owner-less conversations only. Per-turn work (the need prior) is done before the lock: ``arrival``.
+
+A unit of work's layer operations are ``Tx`` (``assistant.unit_of_work``, re-exported here); this
+module opens the transaction, keeps the layer cache and writes the conversation's own columns.
 """
 
 from __future__ import annotations
 
-import json
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import timedelta
 
 from sqlalchemy import Connection, Engine, Row, select
@@ -34,15 +35,16 @@ from assistant.errors import ConversationGone
 from assistant.exporting import saved_events
 from assistant.scope import OwnerScope
 from assistant.store_errors import storage_errors as _storage_errors
+from assistant.unit_of_work import Tx, previous_turns
 from memory import transcript as T
-from memory.layer import CiteOutcome, MemoryLayer
-from memory.types import EvictionRecord, MemorySettings, PinRefused, TurnState
+from memory.layer import MemoryLayer
+from memory.types import EvictionRecord, MemorySettings
 from storage import candidates, chunks, repo
 from storage.candidates import Reader
 from storage.db import make_engine, read_engine
 from storage.models import Conversation, Turn, utcnow
 from storage.repo import NotFound
-from storage.sinks import DatabaseSink, RowBuffer, Sink
+from storage.sinks import DatabaseSink, RowBuffer
 from storage.views import MemoryView, PageReader
 
 __all__ = [
@@ -92,128 +94,6 @@ def _same(read, conn, conv_id: int, owner: str | None, created):
     if created is not None and conv.created_at != created:
         raise ConversationGone()
     return conv
-
-
-def _recent(rows: Iterable[tuple]) -> list[need.Previous]:
-    """Recent turns' (content, created_at, embedding, dim, role) rows as the need estimator reads them."""
-    return [need.Previous(c, at, need.vector_of(e, d), role) for c, at, e, d, role in rows]
-
-
-@dataclass
-class Tx:
-    """One unit of work on one conversation: layer operations that also write their rows to ``sink``
-    (the unit of work's transaction, or an import's ``RowBuffer``). ``conv``: the row as it began;
-    None for an import built before its row exists."""
-
-    sink: Sink
-    conv: Row | None
-    layer: MemoryLayer
-    dropped: int = 0
-    recent: list[need.Previous] | None = None  # the next turn's need context, read when first needed
-
-    def add_turn(
-        self,
-        role: str,
-        content: str,
-        tokens: int,
-        arrival: need.Arrival | None = None,
-        prior: float | None = None,
-        **row,
-    ) -> TurnState:
-        """Store a turn with its prior expected need (``assistant/need.py``): ``prior`` when given (an
-        exported turn's, kept on import), else ``arrival``'s, computed before the unit of work, if
-        the conversation is still at its clock; else computed now."""
-        if prior is not None:
-            if self.recent is not None:  # the context a later turn without a prior reads
-                now = need.Previous(content, utcnow(), need.vector_of(row.get("embedding"), row.get("embedding_dim")))
-                self.recent = (self.recent + [now])[-need.CONTEXT_TURNS :]
-            t = self.layer.add_turn(role, tokens, prior=prior)
-            self.sink.add_turn(t, content, **row)
-            return t
-        if arrival is None or self.conv is None or arrival.at != (self.conv.created_at, self.layer.step):
-            if self.recent is None:
-                self.recent = _recent(self.sink.recent_turns(need.CONTEXT_TURNS))
-            arrival = need.arrive(need.Context(None, self.recent), content, utcnow(), role=role, **row)
-        self.recent = arrival.after
-        t = self.layer.add_turn(role, tokens, prior=arrival.prior)
-        self.sink.add_turn(t, content, **row)
-        return t
-
-    def context(self) -> need.Context | None:
-        """What the next turn's prior reads, if this unit of work knows it (it stored a turn)."""
-        if self.recent is None or self.conv is None:
-            return None
-        return need.Context((self.conv.created_at, self.layer.step), self.recent)
-
-    def answered(self, user_turn: int) -> bool:
-        """Has ``user_turn`` an answer? (An answer stores the user turn it answers: ``reply_to``.)"""
-        return self.sink.answered(user_turn)
-
-    def cite(
-        self, turns: Iterable[int | tuple[int, float]], *, offered=None, source="retrieval", answer_turn=None
-    ) -> CiteOutcome:
-        out = self.layer.cite(turns, offered=offered, source=source, answer_turn=answer_turn)
-        self.sink.add_citations(out.recorded)
-        self.dropped += out.dropped
-        return out
-
-    def enforce(self, cause: str = "budget", cause_turn: int | None = None) -> list[EvictionRecord]:
-        """Enforce the budget; the records name what pushed it over (``memory.types.CAUSES``)."""
-        return self._evicted(self.layer.enforce_budget(cause, cause_turn))
-
-    def _evicted(self, records: list[EvictionRecord]) -> list[EvictionRecord]:
-        self.sink.add_evictions(records)
-        return records
-
-    def _sync(self, number: int) -> None:
-        self.sink.turn_changed(self.layer.turn(number))
-
-    def pin(self, number: int) -> tuple[list[EvictionRecord], str | None]:
-        """Pin (restoring an evicted turn first). Returns (evictions, refusal message or None):
-        a pin past the cap changes nothing but is logged, so the user can see why it was refused."""
-        if self.layer.turn(number).pinned:
-            return [], None
-        try:
-            records = self.layer.pin(number)
-        except PinRefused as exc:
-            self.sink.add_event("pin_refused", number, self.layer.step, str(exc))
-            return [], str(exc)
-        self._sync(number)
-        self.sink.add_event("pin", number, self.layer.step)
-        return self._evicted(records), None
-
-    def unpin(self, number: int) -> list[EvictionRecord]:
-        if not self.layer.turn(number).pinned:
-            return []
-        records = self.layer.unpin(number)
-        self._sync(number)
-        self.sink.add_event("unpin", number, self.layer.step)
-        return self._evicted(records)
-
-    def restore(self, number: int, kind: str = "restore") -> list[EvictionRecord]:
-        if self.layer.turn(number).active:
-            return []
-        records = self.layer.restore(number, cause=kind)
-        self._sync(number)
-        self.sink.add_event(kind, number, self.layer.step)
-        return self._evicted(records)
-
-    def feedback(self, answer_turn: int, value: float) -> None:
-        self.layer.turn(answer_turn)  # raises UnknownTurn for a turn that does not exist
-        self.layer.feedback(answer_turn, value)
-        self.sink.add_feedback(answer_turn, self.layer.step, value)
-        # also in the event log, so an export keeps its order among pins and restores
-        self.sink.add_event("feedback", answer_turn, self.layer.step, repr(float(value)))
-
-    def answer_note(self, answer_turn: int, *, cut_at: int | None = None) -> None:
-        """The token limit that cut an answer (its turn is stored ``incomplete``), for the chat to
-        say where. Logged as an ``answer`` event: it changes nothing in memory, and an export skips
-        it. (Which question an answer answers is its turn's ``reply_to``, not a note.)"""
-        if cut_at is not None:
-            self.sink.add_event("answer", answer_turn, self.layer.step, json.dumps({"cut_at": cut_at}))
-
-    def miss(self, turn: int, similarity: float, restored: bool) -> None:
-        self.sink.add_miss(turn, self.layer.step, similarity, restored)
 
 
 class MemoryStore:
@@ -353,7 +233,7 @@ class MemoryStore:
         with _storage_errors(), self.reader.begin() as conn:
             conv = repo.conversation_row(conn, conv_id, owner=owner)
             context = need.Context(
-                (conv.created_at, conv.step), _recent(repo.recent_turns(conn, conv_id, need.CONTEXT_TURNS))
+                (conv.created_at, conv.step), previous_turns(repo.recent_turns(conn, conv_id, need.CONTEXT_TURNS))
             )
         return need.arrive(context, content, utcnow(), role=role, **row)
 

@@ -1,4 +1,4 @@
-"""Where a unit of work's rows go: ``assistant.store.Tx`` writes through a ``Sink``.
+"""Where a unit of work's rows go: the two sinks ``assistant.store.Tx`` writes through.
 
 * ``DatabaseSink``: the unit of work's own transaction (a live exchange, a replay, a pin);
 * ``RowBuffer``: rows kept in RAM per table, in the order they were made, for an import built
@@ -6,31 +6,17 @@
 
 Both make their rows with the same ``repo`` builders, so an import stores exactly the rows units
 of work would. A sink also answers the two reads a unit of work makes about what it has written:
-whether a question has its answer, and the last turns (the need prior's context).
+whether a question has its answer, and the last turns (the need prior's context). The interface
+both meet is ``Sink`` in ``assistant.unit_of_work``, the module that writes through it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 from memory.types import Citation, EvictionRecord, TurnState
 from storage import repo
 from storage.models import CitationRow, EvictionRow, FeedbackRow, MemoryEvent, MissRow, Turn
-
-
-class Sink(Protocol):
-    """What a unit of work writes, and the two reads it makes of its own writes."""
-
-    def add_turn(self, t: TurnState, content: str, **row) -> None: ...
-    def turn_changed(self, t: TurnState) -> None: ...  # state, pin, protection start
-    def add_citations(self, cites: Sequence[Citation]) -> None: ...
-    def add_evictions(self, records: Sequence[EvictionRecord]) -> None: ...  # the turns' state too
-    def add_event(self, kind: str, turn: int, step: int, detail: str = "") -> None: ...
-    def add_feedback(self, answer_turn: int, step: int, value: float) -> None: ...
-    def add_miss(self, turn: int, step: int, similarity: float, restored: bool) -> None: ...
-    def answered(self, user_turn: int) -> bool: ...
-    def recent_turns(self, limit: int) -> list[tuple]: ...  # (content, created_at, embedding, dim, role), oldest first
 
 
 class DatabaseSink:
