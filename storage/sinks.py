@@ -4,7 +4,7 @@
 * ``RowBuffer``: rows kept in RAM per table, in the order they were made, for an import built
   before its conversation exists and then written in short chunks (``assistant.importer``).
 
-Both make their rows with the same ``repo`` builders, so an import stores exactly the rows units
+Both make their rows with the same builders (``storage.writes``), so an import stores exactly the rows units
 of work would. A sink also answers the two reads a unit of work makes about what it has written:
 whether a question has its answer, and the last turns (the need prior's context). The interface
 both meet is ``Sink`` in ``assistant.unit_of_work``, the module that writes through it.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from memory.types import Citation, EvictionRecord, TurnState
-from storage import repo
+from storage import repo, writes
 from storage.models import CitationRow, EvictionRow, FeedbackRow, MemoryEvent, MissRow, Turn
 
 
@@ -26,25 +26,25 @@ class DatabaseSink:
         self.conn, self.conv_id = conn, conv_id
 
     def add_turn(self, t: TurnState, content: str, **row) -> None:
-        repo.insert_turn(self.conn, self.conv_id, t, content, **row)
+        writes.insert_turn(self.conn, self.conv_id, t, content, **row)
 
     def turn_changed(self, t: TurnState) -> None:
-        repo.sync_turn(self.conn, self.conv_id, t)
+        writes.sync_turn(self.conn, self.conv_id, t)
 
     def add_citations(self, cites: Sequence[Citation]) -> None:
-        repo.insert_citations(self.conn, self.conv_id, cites)
+        writes.insert_citations(self.conn, self.conv_id, cites)
 
     def add_evictions(self, records: Sequence[EvictionRecord]) -> None:
-        repo.insert_evictions(self.conn, self.conv_id, records)
+        writes.insert_evictions(self.conn, self.conv_id, records)
 
     def add_event(self, kind: str, turn: int, step: int, detail: str = "") -> None:
-        repo.insert_event(self.conn, self.conv_id, kind, turn, step, detail)
+        writes.insert_event(self.conn, self.conv_id, kind, turn, step, detail)
 
     def add_feedback(self, answer_turn: int, step: int, value: float) -> None:
-        repo.insert_feedback(self.conn, self.conv_id, answer_turn, step, value)
+        writes.insert_feedback(self.conn, self.conv_id, answer_turn, step, value)
 
     def add_miss(self, turn: int, step: int, similarity: float, restored: bool) -> None:
-        repo.insert_miss(self.conn, self.conv_id, turn, step, similarity, restored)
+        writes.insert_miss(self.conn, self.conv_id, turn, step, similarity, restored)
 
     def answered(self, user_turn: int) -> bool:
         return repo.answered(self.conn, self.conv_id, user_turn)
@@ -67,7 +67,7 @@ class RowBuffer:
             self.tables.setdefault(table, []).extend(rows)
 
     def add_turn(self, t: TurnState, content: str, **row) -> None:
-        made = repo.turn_row(None, t, content, **row)
+        made = writes.turn_row(None, t, content, **row)
         self._add(Turn.__tablename__, [made])
         if made["reply_to"] is not None:
             self._answered.add(made["reply_to"])
@@ -76,19 +76,19 @@ class RowBuffer:
         pass  # written with its final state (``rows``)
 
     def add_citations(self, cites: Sequence[Citation]) -> None:
-        self._add(CitationRow.__tablename__, repo.citation_rows(None, cites))
+        self._add(CitationRow.__tablename__, writes.citation_rows(None, cites))
 
     def add_evictions(self, records: Sequence[EvictionRecord]) -> None:
-        self._add(EvictionRow.__tablename__, repo.eviction_rows(None, records))
+        self._add(EvictionRow.__tablename__, writes.eviction_rows(None, records))
 
     def add_event(self, kind: str, turn: int, step: int, detail: str = "") -> None:
-        self._add(MemoryEvent.__tablename__, [repo.event_row(None, kind, turn, step, detail)])
+        self._add(MemoryEvent.__tablename__, [writes.event_row(None, kind, turn, step, detail)])
 
     def add_feedback(self, answer_turn: int, step: int, value: float) -> None:
-        self._add(FeedbackRow.__tablename__, [repo.feedback_row(None, answer_turn, step, value)])
+        self._add(FeedbackRow.__tablename__, [writes.feedback_row(None, answer_turn, step, value)])
 
     def add_miss(self, turn: int, step: int, similarity: float, restored: bool) -> None:
-        self._add(MissRow.__tablename__, [repo.miss_row(None, turn, step, similarity, restored)])
+        self._add(MissRow.__tablename__, [writes.miss_row(None, turn, step, similarity, restored)])
 
     def answered(self, user_turn: int) -> bool:
         return user_turn in self._answered

@@ -240,7 +240,6 @@ MAX_LINES = 400
 OVER_THE_LIMIT = {
     "assistant/retrieval/step.py",
     "assistant/service.py",
-    "storage/repo.py",
 }
 
 
