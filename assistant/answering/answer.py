@@ -244,6 +244,24 @@ def invented_opener(answer: str, notes: Sequence[Note], message: str) -> bool:
     return first not in known and first not in OPENERS and first not in STOP_WORDS
 
 
+CLAUSE = re.compile(r"[,;.!?]+|\s+(?:and|but)\s+")
+
+
+def focus_names(notes: Sequence[Note], message: str) -> set[str]:
+    """Names and numbers of the notes' clauses that share the most words with the question ("my
+    parrot Kiwi is two" in "My cat Miso is twelve and my parrot Kiwi is two" for "What is my parrot
+    called?"); empty when no clause shares one."""
+    asked = set(words(message))
+    best, out = 0, set()
+    for n in notes:
+        for clause in CLAUSE.split(n.content):
+            shared = len(asked & set(words(clause)))
+            if shared and shared >= best:
+                out = (out if shared == best else set()) | salient(clause)
+                best = shared
+    return out
+
+
 def agrees(
     answer: str, answer_vec: np.ndarray | None, notes: Sequence[Note], message: str, required: Collection[str] = ()
 ) -> bool:
@@ -267,6 +285,9 @@ def agrees(
         return False  # the corrected value is missing ("Priya" when the user then said "Oskar")
     if noted - asked_names and not (tokens & noted) - asked_names:
         return False  # the name the question is about was dropped ("the far north", not Tromso)
+    focus = focus_names(notes, message) - asked_names
+    if focus and not tokens & focus:
+        return False  # a name from beside what is asked ("Miso", the cat, for "my parrot")
     asked = set(words(message))
     new = [w for w in words(answer) if w not in asked]
     source = set().union(*(set(words(n.content)) for n in notes)) - asked if notes else set()

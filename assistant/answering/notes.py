@@ -203,12 +203,14 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
         if not about_the_user(question):
             return Notes([], False)
         # the user's statements about themselves first, then their other statements, then the rest
-        me = bool(ASKS_ABOUT_ME.search(question))
         usable = sorted(
             (c for c in ranked if c.role != "user" or states(c.content)),
-            key=lambda c: (not is_statement(c), not SELF_WORDS.search(c.content), me and not I_START.match(c.content)),
+            key=lambda c: (not is_statement(c), not SELF_WORDS.search(c.content)),
         )
         typed = [c for c in usable if is_statement(c) and has_kind(c.content, kind)]
+        if kind is not None and ASKS_ABOUT_ME.search(question):
+            # among the statements holding the answer's kind, the user speaking as "I" first
+            typed.sort(key=lambda c: not I_START.match(c.content))
         if not usable or (kind and not typed):
             return Notes([], False, unknown=recalls(question))
         best = (typed[:1] + [c for c in usable if typed[:1] != [c]])[:guesses]
@@ -242,8 +244,8 @@ def _answers_kind(notes: Sequence[Note], kind: str) -> bool:
 
 def _corrected(notes: list[Note], statements: Sequence, kind: str | None, sure: bool, mine: bool = False) -> Notes:
     """Replace each user note that a later correcting statement supersedes by that statement; best
-    first (``mine``: the question asks about the user as "I", and "I'm an electrician" comes
-    before "My brother Yusuf is an accountant")."""
+    first (``mine``: the question asks about the user as "I", and among the statements holding the
+    answer's kind "I'm an electrician" comes before "My brother Yusuf is an accountant")."""
     out, required = [], set()
     for n in notes:
         fix = correction_of(n, statements, kind) if n.role == "user" else None
@@ -258,7 +260,7 @@ def _corrected(notes: list[Note], statements: Sequence, kind: str | None, sure: 
         key=lambda n: (
             not is_statement(n),
             not has_kind(n.content, kind),
-            mine and not I_START.match(n.content),
+            mine and kind is not None and not I_START.match(n.content),
             -n.weight,
             -n.number,
         )

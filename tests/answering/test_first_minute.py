@@ -261,3 +261,23 @@ def test_the_service_says_it_does_not_know(store, counter):
     llm.enqueue("You are flying to Oslo on Friday.")
     r = svc.ask(conv, "What day is my flight?")  # what memory does hold is still answered
     assert (r.answer, r.answered_by) == ("You are flying to Oslo on Friday.", "model")
+
+
+def test_a_model_answer_naming_what_is_beside_the_question_is_refused():
+    from assistant.answering.answer import Note, agrees
+
+    notes = [Note(3, "user", "My cat Miso is twelve and my parrot Kiwi is two.", 1.0)]
+    assert not agrees("Miso is a cat.", None, notes, "What is my parrot called?")
+    assert agrees("Your parrot is called Kiwi.", None, notes, "What is my parrot called?")
+
+
+def test_the_user_speaking_as_i_comes_first_only_among_answers_of_the_kind():
+    active = [
+        Candidate(1, "user", "I'm an electrician.", None),
+        Candidate(2, "user", "My brother Yusuf is an accountant.", None),
+        Candidate(3, "user", "Started my new job at Siemens on Monday.", None),
+        Candidate(4, "user", "I listen to podcasts on the train.", None),
+    ]
+    assert select_notes("What do I do for a living?", active[:2], Step([], (2, 1))).notes[0].number == 1
+    # no kind asked for: the ranker's order stands, "I ..." is not preferred
+    assert select_notes("Which company do I work for?", active[2:], Step([], (3, 4))).notes[0].number == 3
