@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assistant.answering.answer import Note, salient
+from assistant.answering.answer import OPENERS, Note, salient
 from assistant.answering.message import SELF_WORDS, about_the_user, recalls, states
 from assistant.retrieval.lexical import STOP_WORDS, words
 
@@ -90,7 +90,7 @@ COLOURS = re.compile(
 )
 JOB = re.compile(
     r"(?i)\b(work(s|ed|ing)?|job|profession|occupation|career|employed|retired|unemployed|teach(es|ing)?|"
-    r"student|studying)\b|\b(am|'m|is|'s|are|'re|was|were)\s+(an?|the)\s+(\w+\s+)?"
+    r"student|studying)\b|\b(am|'m|is|'s|are|'re|was|were|be|been|became|become)\s+(an?|the)\s+(\w+\s+)?"
     r"(\w+(er|or|ist|ian|ant|ent|eer|man|woman|ess)|nurse|vet|pilot|chef|cook|judge|clerk|nanny|"
     r"mechanic|architect|surgeon|midwife|barista|plumber|electrician)\b"
 )
@@ -138,7 +138,18 @@ def _named(text: str) -> bool:
     return False
 
 
-def has_kind(text: str, kind: str | None) -> bool:
+def _opening_name(text: str) -> bool:
+    """A sentence opens with what may be a name ("Mochi knocked my coffee off the desk"): a
+    capitalised word that is not a common word, a day or month, or a verb form. Only a "may be":
+    it keeps "I don't know" from being said, never makes a note the answer."""
+    for m in re.finditer(r"(?:^|[.!?]\s+)([A-Z][a-z]{2,})\b", text):
+        w = m.group(1).lower()
+        if w not in STOP_WORDS and w not in OPENERS and w not in _TIME_NAMES and not re.search(r"(ed|ing|ly|s)$", w):
+            return True
+    return False
+
+
+def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
     """Does ``text`` hold a word of the answer's kind (``expected_kind``)?"""
     if kind is None:
         return True
@@ -153,8 +164,9 @@ def has_kind(text: str, kind: str | None) -> bool:
     if kind == "job":
         return bool(JOB.search(text))
     if kind == "place":
-        return bool(_names(text) or LOCATIVE.search(text))
-    return bool(_names(text)) or _named(text)  # a name: a capitalised word inside a sentence, or a name cue
+        return bool(_names(text) or LOCATIVE.search(text)) or (loose and _opening_name(text))
+    # a name: a capitalised word inside a sentence, or a name cue (``loose``: or a sentence's first word)
+    return bool(_names(text)) or _named(text) or (loose and _opening_name(text))
 
 
 def is_statement(c) -> bool:
@@ -208,6 +220,7 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
             key=lambda c: (not is_statement(c), not SELF_WORDS.search(c.content)),
         )
         typed = [c for c in usable if is_statement(c) and has_kind(c.content, kind)]
+        typed = typed or [c for c in usable if is_statement(c) and has_kind(c.content, kind, loose=True)]
         if kind is not None and ASKS_ABOUT_ME.search(question):
             # among the statements holding the answer's kind, the user speaking as "I" first
             typed.sort(key=lambda c: not I_START.match(c.content))
@@ -239,7 +252,7 @@ def _answers_kind(notes: Sequence[Note], kind: str) -> bool:
     """A note holds the answer's kind: a user statement's, or, without any, an assistant turn's
     (the user's own words are the facts; the assistant's are evidence only when alone)."""
     told = [n for n in notes if n.role == "user"]
-    return any(has_kind(n.content, kind) for n in (told or notes))
+    return any(has_kind(n.content, kind, loose=True) for n in (told or notes))
 
 
 def _corrected(notes: list[Note], statements: Sequence, kind: str | None, sure: bool, mine: bool = False) -> Notes:

@@ -281,3 +281,13 @@ def test_the_user_speaking_as_i_comes_first_only_among_answers_of_the_kind():
     assert select_notes("What do I do for a living?", active[:2], Step([], (2, 1))).notes[0].number == 1
     # no kind asked for: the ranker's order stands, "I ..." is not preferred
     assert select_notes("Which company do I work for?", active[2:], Step([], (3, 4))).notes[0].number == 3
+
+
+def test_a_name_opening_a_sentence_keeps_i_dont_know_from_being_said():
+    active = [
+        Candidate(1, "user", "Long day at work, finally home.", None),
+        Candidate(2, "user", "Mochi knocked my coffee off the desk again, that cat has zero remorse.", None),
+    ]
+    picked = select_notes("What's the name of my cat?", active, Step([], (1, 2)))
+    assert not picked.unknown and picked.notes[0].number == 2
+    assert has_kind("I've been a pharmacist for about six years now.", "job")
