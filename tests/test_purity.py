@@ -238,8 +238,6 @@ MAX_LINES = 400
 # Over the limit today, each in a file other work is changing now; a file may leave this list, and
 # no other may exceed the limit.
 OVER_THE_LIMIT = {
-    "assistant/retrieval/step.py",
-    "assistant/service.py",
     "assistant/store.py",
     "storage/repo.py",
 }

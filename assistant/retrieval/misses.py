@@ -18,7 +18,8 @@ class Miss:
     similarity: float
 
 
-def _similarities(message_vec: np.ndarray, vectors: Sequence[np.ndarray]) -> np.ndarray:
+def similarities(message_vec: np.ndarray, vectors: Sequence[np.ndarray]) -> np.ndarray:
+    """Cosine of each (normalised) vector with the message's, as float32."""
     if not vectors:
         return np.zeros(0, dtype=np.float32)
     return np.vstack(vectors).astype(np.float32, copy=False) @ np.asarray(message_vec, np.float32)
@@ -31,7 +32,7 @@ def find_misses(
 
     Most similar first (ties: older first). With nothing offered, only the threshold applies.
     """
-    sims = _similarities(message_vec, [c.vector for c in evicted])
+    sims = similarities(message_vec, [c.vector for c in evicted])
     misses = [
         Miss(c.number, round(float(s), 6))
         for c, s in zip(evicted, sims)

@@ -62,7 +62,7 @@ from assistant.retrieval.cite_prompt import (  # noqa: F401  (the step's public 
     shown_text,
 )
 from assistant.retrieval.hybrid import DEFAULT_PARAMS, HybridParams, Ranking
-from assistant.retrieval.misses import Miss, find_misses  # noqa: F401  (the step's public names)
+from assistant.retrieval.misses import Miss, find_misses, similarities  # noqa: F401  (the step's public names)
 
 # the retrieval step asks for at most 256 tokens (~1,000 characters); a reply 16 times longer
 # is a model ignoring max_tokens, and reading it (quadratic JSON scanning) would cost the request
@@ -183,12 +183,6 @@ class RetrievalResult:
 # --------------------------------------------------------------------------- 1. shortlist
 
 
-def _similarities(message_vec: np.ndarray, vectors: Sequence[np.ndarray]) -> np.ndarray:
-    if not vectors:
-        return np.zeros(0, dtype=np.float32)
-    return np.vstack(vectors).astype(np.float32, copy=False) @ np.asarray(message_vec, np.float32)
-
-
 def shortlist(
     message_vec: np.ndarray,
     candidates: Sequence[Candidate],
@@ -203,7 +197,7 @@ def shortlist(
     Ranking is by ``ranking.score`` when given (the hybrid ranker), else by cosine similarity;
     ties to the older turn. The result is in chronological order, the order the prompt shows.
     """
-    sims = _similarities(message_vec, [c.vector for c in candidates])
+    sims = similarities(message_vec, [c.vector for c in candidates])
     key = ranking.score if ranking is not None else sims
     pinned = set(pinned)
     ranked = hybrid.order(key, [c.number for c in candidates])
@@ -229,7 +223,7 @@ def rank_candidates(
 ) -> tuple[Ranking | None, list[int]]:
     """The hybrid ranking (None for the embeddings ranker) and every candidate's number, best first."""
     numbers = [c.number for c in candidates]
-    sims = _similarities(message_vec, [c.vector for c in candidates])
+    sims = similarities(message_vec, [c.vector for c in candidates])
     if config.ranker == "embeddings" or not candidates:
         return None, [numbers[i] for i in hybrid.order(sims, numbers)]
     if config.ranker != "hybrid":
