@@ -100,15 +100,14 @@ class Arrivals:
         (``now // BLOCK * BLOCK``: it moves once per ``BLOCK`` steps and costs one pass over the
         table then): per role, ``cited`` = those with a cite after their lag window (before that
         start), ``expected`` = the sum of their priors. The factor is the role's rate of coming back
-        relative to the conversation's, each rate shrunk toward 1 by ``strength`` pseudo-turns (the
-        mean of a Gamma-Poisson rate)::
+        relative to the conversation's ``rate = cited / expected`` (all roles), the role's rate shrunk
+        toward the conversation's by ``strength`` pseudo-turns (the mean of a Gamma-Poisson rate)::
 
-            factor = ((cited_r + strength) / (expected_r + strength))
-                     / ((cited + strength) / (expected + strength))             (cited, expected: all roles)
+            factor = (cited_r + strength * rate) / ((expected_r + strength) * rate)
 
-        1 for every role while nothing is known, and in a conversation of one role; a role the
-        conversation keeps coming back to more than its priors said gets more than 1, one it comes
-        back to less gets less. Only turns with a prior count.
+        1 for every role while no turn has been cited after its lag window, and in a conversation of
+        one role; a role the conversation comes back to more than its priors said gets more than 1,
+        one it comes back to less gets less. Only turns with a prior count.
         """
         start = now // BLOCK * BLOCK
         key = (start, strength, lag)
@@ -129,9 +128,13 @@ class Arrivals:
                 if turns[code]:
                     expected[code] = float(p[mine].sum())  # the same array in every layer: the same sum
                     cited[code] = int((hit & mine).sum())
-        rate = (sum(cited) + strength) / (math.fsum(expected) + strength)
+        total = math.fsum(expected)
+        rate = sum(cited) / total if total > 0.0 else 0.0
         factor = tuple(
-            1.0 if turns[k] == sum(turns) else (cited[k] + strength) / (expected[k] + strength) / rate for k in range(n)
+            1.0
+            if rate <= 0.0 or turns[k] == sum(turns)
+            else (cited[k] + strength * rate) / ((expected[k] + strength) * rate)
+            for k in range(n)
         )
         out = Calibration(start, tuple(turns), tuple(cited), tuple(expected), factor)
         self._memo = (key, out)

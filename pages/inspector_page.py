@@ -20,6 +20,7 @@ from assistant.store import NotFound
 from web import notices, whatif_panel
 from web import views as V
 from web.actions import restore, set_pin
+from web.calibration import calibration_text
 from web.charts import budget_bar, citation_chart, importance_chart, timeline_chart
 from web.loading import progress
 from web.over_budget import over_budget_text
@@ -250,6 +251,9 @@ def inspector(shell: Shell) -> None:
             ),
         },
     )
+    calibration = calibration_text(view.layer)
+    if calibration:
+        st.caption(calibration)
     turn_details(shell, view)
 
     st.subheader("Charts", anchor=False)
