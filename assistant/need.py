@@ -1,7 +1,8 @@
 """The need estimator in the product: loads the shipped model file and computes a new turn's prior.
 
-``need_model.json`` beside this module is the model ``lagmem bench holdout --model-out`` (or
-``lagmem bench need-train --out``) fitted on the LoCoMo dev conversations; it is versioned by its
+``need_model.json`` beside this module is the model ``lagmem bench need-train --out`` fitted on the
+conversations of both kinds the project trains on (``need_model.provenance.json`` beside it says
+which files, with their hashes, the command and the held-out validation); it is versioned by its
 ``version`` field and read once per process. The prior is computed once per stored turn, from the
 turn's text and its place among the turns before it, and stored with the turn: replays and rebuilt
 layers read the stored number, never recompute. It is computed before the turn's unit of work
@@ -14,6 +15,9 @@ A chat has no LoCoMo sessions: a new session starts after ``SESSION_GAP`` withou
 previous turns' ``created_at``). The estimator reads the last ``CONTEXT_TURNS`` turns: the words
 they used (a turn's novelty, ``memory.need.NOVELTY_TURNS``) and the position in the session,
 counted over them at most (the longest LoCoMo sessions are about half as long).
+
+A turn's role (``user`` or ``assistant``, as stored) is a feature: every caller passes it (the
+exchange, the replay and import path, the what-if recording), and a previous turn carries its own.
 
 The file holds either kind of model (``memory.need_models``: logistic regression or boosted trees);
 both are evaluated with numpy, so the product never imports scikit-learn.
@@ -32,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from assistant.models.embeddings import unpack_vector
-from memory.need import NOVELTY_TURNS, ArrivalContext, content_words, model_from_dict
+from memory.need import NOVELTY_TURNS, ROLE_TURNS, ArrivalContext, content_words, log_words, model_from_dict
 from memory.need_models import NeedModel, TreeNeedModel
 
 MODEL_FILE = Path(__file__).with_name("need_model.json")
@@ -47,11 +51,16 @@ class Previous:
     content: str
     created_at: datetime | None = None
     vector: np.ndarray | None = None
+    role: str = "user"
 
     @cached_property
     def words(self) -> frozenset[str]:
         """Its content words (computed once: a transaction keeps its recent turns across turns)."""
         return content_words(self.content)
+
+    @cached_property
+    def log_words(self) -> float:
+        return log_words(self.content)
 
 
 @dataclass(frozen=True)
@@ -110,12 +119,14 @@ def prior_for(
     vector: np.ndarray | None = None,
     now: datetime | None = None,
     model: Model | None = None,
+    role: str = "user",
 ) -> float:
-    """The expected need of a turn arriving now after ``previous`` (oldest first).
+    """The expected need of a turn by ``role`` arriving now after ``previous`` (oldest first).
 
     The arrival context is set directly from the previous turns (what ``ArrivalContext`` would
-    hold after seeing them one by one: the turns since the last gap, the last turn, the recent
-    questions' vectors, the recent turns' words); a ``Previous`` computes its words once, so a
+    hold after seeing them one by one: the turns since the last gap and the user turns among them,
+    the last turn and its role, the last user turn's length, the recent questions' vectors, the
+    recent turns' words and lengths by role); a ``Previous`` computes its words once, so a
     transaction that stores many turns does not re-read the same texts for each."""
     model = model or load_model()
     previous = list(previous)[-CONTEXT_TURNS:]
@@ -125,13 +136,17 @@ def prior_for(
         while run < len(previous) and _same_session(previous[-run - 1].created_at, previous[-run].created_at):
             run += 1
         ctx.session_index = run
+        ctx.session_users = sum(1 for p in previous[-run:] if p.role != "assistant")
     if previous:
-        ctx.prev_text, ctx.prev_vector = previous[-1].content, previous[-1].vector
+        last = previous[-1]
+        ctx.prev_text, ctx.prev_vector, ctx.prev_role = last.content, last.vector, last.role
+        ctx.prev_user_words = next((p.log_words for p in reversed(previous) if p.role != "assistant"), 0.0)
         for p in previous:
             if "?" in p.content and p.vector is not None:
                 ctx.questions.append(p.vector)
             ctx.recent_words.append(p.words)
-    return model.predict(ctx.features(content, vector), vector)
+        ctx.recent_lengths.extend((p.role, p.log_words) for p in previous[-ROLE_TURNS:])
+    return model.predict(ctx.features(content, vector, role=role), vector)
 
 
 def vector_of(embedding: bytes | None, dim: int | None = None) -> np.ndarray | None:
@@ -144,13 +159,15 @@ def arrive(
     content: str,
     now: datetime | None = None,
     *,
+    role: str = "user",
     embedding: bytes | None = None,
     embedding_dim: int | None = None,
     **_row,
 ) -> Arrival:
-    """The prior of a turn arriving ``now`` (default: now, UTC) after ``context`` (``_row``: the rest
-    of the turn's row, ignored), and the context after it."""
+    """The prior of a turn by ``role`` arriving ``now`` (default: now, UTC) after ``context``
+    (``_row``: the rest of the turn's row, ignored), and the context after it."""
     now = now or datetime.now(UTC)
     vector = vector_of(embedding, embedding_dim)
-    prior = prior_for(content, context.recent, vector, now)
-    return Arrival(context.at, prior, (list(context.recent) + [Previous(content, now, vector)])[-CONTEXT_TURNS:])
+    prior = prior_for(content, context.recent, vector, now, role=role)
+    after = list(context.recent) + [Previous(content, now, vector, role)]
+    return Arrival(context.at, prior, after[-CONTEXT_TURNS:])

@@ -176,7 +176,7 @@ def replay(
         tokens = arrival = None
         if isinstance(item, T.TurnLine):
             tokens = counter.count(item.content)
-            arrival = need.arrive(context, item.content) if context is not None else None
+            arrival = need.arrive(context, item.content, role=item.role) if context is not None else None
         with store.transaction(conv_id, owner=owner) as tx:
             _apply(tx, item, counter, log, arrival=arrival, tokens=tokens)
             layer, context = tx.layer, tx.context() or context

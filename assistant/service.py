@@ -204,7 +204,7 @@ class ChatService:
         # before the unit of work, so the write lock waits for neither: the token count (it may ask
         # the model's server) and the need prior (it reads the turns before this one)
         tokens, row = self.counter.count(message), self._vector_row(vec)
-        arrival = self.store.arrival(conv_id, message, owner=owner, **row)
+        arrival = self.store.arrival(conv_id, message, role="user", owner=owner, **row)
         with self.store.transaction(conv_id, owner=owner) as tx:
             t = tx.add_turn("user", message, tokens, arrival=arrival, **row)
             evictions = tx.enforce("arrival", t.number)
@@ -297,9 +297,9 @@ class ChatService:
         # the user turn's unit of work left (a retry has none: one read)
         tokens, vector = self.counter.count(answer), self._vector_row(avec)
         if ex.context is not None:
-            arrival = need.arrive(ex.context, answer, **vector)
+            arrival = need.arrive(ex.context, answer, role="assistant", **vector)
         else:
-            arrival = self.store.arrival(r.conversation_id, answer, owner=ex.owner, **vector)
+            arrival = self.store.arrival(r.conversation_id, answer, role="assistant", owner=ex.owner, **vector)
         with self.store.transaction(r.conversation_id, owner=ex.owner) as tx:
             # checked under the conversation's lock (and by a unique key): a user turn gets one
             # answer, so two tabs retrying the same turn store one; the second is refused

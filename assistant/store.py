@@ -79,8 +79,8 @@ def load_layer(s: Session | Connection, conv: Conversation | Row) -> MemoryLayer
 
 
 def _recent(rows: Iterable[tuple]) -> list[need.Previous]:
-    """Recent turns' (content, created_at, embedding, dim) rows as the need estimator reads them."""
-    return [need.Previous(c, at, need.vector_of(e, d)) for c, at, e, d in rows]
+    """Recent turns' (content, created_at, embedding, dim, role) rows as the need estimator reads them."""
+    return [need.Previous(c, at, need.vector_of(e, d), role) for c, at, e, d, role in rows]
 
 
 @dataclass
@@ -101,7 +101,7 @@ class Tx:
         if arrival is None or self.conv is None or arrival.at != (self.conv.created_at, self.layer.step):
             if self.recent is None:
                 self.recent = _recent(self.sink.recent_turns(need.CONTEXT_TURNS))
-            arrival = need.arrive(need.Context(None, self.recent), content, utcnow(), **row)
+            arrival = need.arrive(need.Context(None, self.recent), content, utcnow(), role=role, **row)
         self.recent = arrival.after
         t = self.layer.add_turn(role, tokens, prior=arrival.prior)
         self.sink.add_turn(t, content, **row)
@@ -304,14 +304,16 @@ class MemoryStore:
             self.discard_import(conv_id)
         return len(stale)
 
-    def arrival(self, conv_id: int, content: str, *, owner: str | None = None, **row) -> need.Arrival:
-        """A new turn's prior, from one read before its unit of work (no write lock held for it)."""
+    def arrival(
+        self, conv_id: int, content: str, *, role: str = "user", owner: str | None = None, **row
+    ) -> need.Arrival:
+        """A new turn's prior (by ``role``), from one read before its unit of work (no write lock held for it)."""
         with _storage_errors(), self.reader.begin() as conn:
             conv = repo.conversation_row(conn, conv_id, owner=owner)
             context = need.Context(
                 (conv.created_at, conv.step), _recent(repo.recent_turns(conn, conv_id, need.CONTEXT_TURNS))
             )
-        return need.arrive(context, content, utcnow(), **row)
+        return need.arrive(context, content, utcnow(), role=role, **row)
 
     # ----- units of work -------------------------------------------------------------------
     @contextmanager

@@ -134,8 +134,8 @@ def from_transcript(t: T.Transcript, counter: TokenCounter, settings: MemorySett
     priors: dict[int, float | None] = {}
     previous: list = []
     for item in lines:
-        priors[item.number] = need.prior_for(item.content, previous)
-        previous = (previous + [need.Previous(item.content)])[-need.CONTEXT_TURNS :]
+        priors[item.number] = need.prior_for(item.content, previous, role=item.role)
+        previous = (previous + [need.Previous(item.content, role=item.role)])[-need.CONTEXT_TURNS :]
     return Recording(
         settings, tuple(t.items), tokens, {}, t.header.get("title", ""), getattr(counter, "name", ""), priors=priors
     )

@@ -1,7 +1,9 @@
 """LoCoMo turns as the need estimator sees them: features at arrival, embeddings, evidence labels.
 
 A turn's content is its text without the ``"<speaker>: "`` prefix (what a chat turn holds in the
-app); a new LoCoMo session starts a new ``ArrivalContext`` session. The label of a turn is 1 when
+app); a new LoCoMo session starts a new ``ArrivalContext`` session; its role is the one the app
+would store (``user`` for both people of a LoCoMo conversation, the speaker in a person-assistant
+one: ``bench.locomo.Turn.role``). The label of a turn is 1 when
 any (repaired) question of its conversation names it as evidence.
 
 Embeddings (MiniLM, as the app computes them) are cached per conversation in a temporary directory
@@ -61,12 +63,13 @@ def embeddings(conv: Conversation, embedder=None) -> np.ndarray:
 @dataclass
 class TurnTable:
     """One conversation's turns as rows: features ``X`` (``FEATURES`` order), embeddings ``E``,
-    labels ``y`` (evidence of some question)."""
+    labels ``y`` (evidence of some question), and the conversation's kind."""
 
     sample_id: str
     X: np.ndarray
     E: np.ndarray
     y: np.ndarray
+    kind: str = ""  # the conversation's kind (``bench.locomo.Conversation.kind``): two people, person-assistant
 
 
 def table(conv: Conversation, emb: np.ndarray) -> TurnTable:
@@ -74,9 +77,9 @@ def table(conv: Conversation, emb: np.ndarray) -> TurnTable:
     rows = []
     prev_session = None
     for t, v in zip(conv.turns, emb):
-        f = ctx.features(content(t), v, new_session=t.session != prev_session)
+        f = ctx.features(content(t), v, new_session=t.session != prev_session, role=t.role)
         prev_session = t.session
         rows.append(vector(f, FEATURES))
     evidence = {e for q in conv.questions for e in q.evidence}
     y = np.array([1.0 if t.number in evidence else 0.0 for t in conv.turns])
-    return TurnTable(conv.sample_id, np.array(rows), emb.astype(np.float64), y)
+    return TurnTable(conv.sample_id, np.array(rows), emb.astype(np.float64), y, conv.kind)

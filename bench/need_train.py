@@ -1,20 +1,25 @@
-"""Training and validating the need estimator on LoCoMo evidence labels (``lagmem bench need-train``).
+"""Training and validating the need estimator on evidence labels (``lagmem bench need-train``), of
+LoCoMo (two people) and LongMemEval (a person and an assistant) conversations.
 
 The label of a turn is "some question of its conversation names it as evidence"; the inputs are the
 causal features of ``memory/need.py``. ``CANDIDATES`` are the models compared, in order of
-richness:
+richness, all with the role features (``ROLE``: who speaks and the turn's place in the exchange):
 
-* logistic regression (scikit-learn, standardised features) on ``text`` (the turn's text and its
-  place: words, question, numbers, dates, names, position in session, after a question) or on
-  ``text+novelty`` (plus how many of its content words the last 80 turns did not use);
+* logistic regression (scikit-learn, standardised features) on ``text+role`` (the turn's text and
+  its place: words, question, numbers, dates, names, position in session, after a question, role)
+  or on ``text+novelty+role`` (plus how many of its content words the last 80 turns did not use);
 * gradient-boosted trees (scikit-learn's ``GradientBoostingClassifier``, shallow, few) on
-  ``text+novelty``, exported node by node to the JSON the product evaluates with numpy
+  ``text+novelty+role``, exported node by node to the JSON the product evaluates with numpy
   (``memory.need_models.TreeNeedModel``).
 
-The choice is made by leave-one-conversation-out log loss *within the conversations given* (the
-simplest candidate within ``SIMPLER_BY`` of the best), so the holdout protocol can call ``train``
-on its training conversations alone. Log loss, not AUC alone, because ``measured`` uses the prior's
-size (``p / mean p``), not only its order. None of the candidates reads embeddings.
+The feature sets without the role features stay for the report's ablation (``bench/need_report.py``).
+
+The fit weighs each kind of conversation the same (``weights``: LoCoMo's conversations have more
+turns), and the choice is made by leave-one-conversation-out log loss *within the conversations
+given* (the mean over kinds of each kind's pooled log loss; the simplest candidate within
+``SIMPLER_BY`` of the best), so the holdout protocol can call ``train`` on its training
+conversations alone. Log loss, not AUC alone, because ``measured`` uses the prior's size
+(``p / mean p``), not only its order. None of the candidates reads embeddings.
 """
 
 from __future__ import annotations
@@ -32,21 +37,31 @@ from memory.need_models import NeedModel, Tree, TreeNeedModel
 
 NOVELTY = ("log_new_words", "frac_new")
 SIMILARITY = ("sim_prev", "sim_recent_question")
+ROLE = (
+    "assistant",
+    "prev_assistant",
+    "user_opens_session",
+    "log_session_user_index",
+    "log_words_vs_role",
+    "log_prev_user_words",
+)
 FEATURE_SETS = {
-    "text": tuple(n for n in FEATURES if n not in SIMILARITY + NOVELTY),
-    "text+novelty": tuple(n for n in FEATURES if n not in SIMILARITY),
+    "text": tuple(n for n in FEATURES if n not in SIMILARITY + NOVELTY + ROLE),
+    "text+novelty": tuple(n for n in FEATURES if n not in SIMILARITY + ROLE),
+    "text+role": tuple(n for n in FEATURES if n not in SIMILARITY + NOVELTY),
+    "text+novelty+role": tuple(n for n in FEATURES if n not in SIMILARITY),
 }
 CANDIDATES = (
-    {"kind": "logistic", "features": "text", "C": 0.03},
-    {"kind": "logistic", "features": "text", "C": 0.3},
-    {"kind": "logistic", "features": "text+novelty", "C": 0.03},
-    {"kind": "logistic", "features": "text+novelty", "C": 0.3},
-    {"kind": "trees", "features": "text+novelty", "depth": 2, "trees": 100, "rate": 0.05},
-    {"kind": "trees", "features": "text+novelty", "depth": 3, "trees": 60, "rate": 0.05},
+    {"kind": "logistic", "features": "text+role", "C": 0.03},
+    {"kind": "logistic", "features": "text+role", "C": 0.3},
+    {"kind": "logistic", "features": "text+novelty+role", "C": 0.03},
+    {"kind": "logistic", "features": "text+novelty+role", "C": 0.3},
+    {"kind": "trees", "features": "text+novelty+role", "depth": 2, "trees": 100, "rate": 0.05},
+    {"kind": "trees", "features": "text+novelty+role", "depth": 3, "trees": 60, "rate": 0.05},
 )
 SUBSAMPLE = 0.8  # each tree sees this share of the turns (seeded: the fit is deterministic)
 SIMPLER_BY = 0.002  # log loss a richer candidate must gain to be chosen
-VERSION = "need-2"
+VERSION = "need-3"
 
 
 def label(spec: dict) -> str:
@@ -58,6 +73,18 @@ def label(spec: dict) -> str:
 def _stack(tables: Sequence[TurnTable], names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     cols = [FEATURES.index(n) for n in names]
     return np.vstack([t.X[:, cols] for t in tables]), np.concatenate([t.y for t in tables])
+
+
+def weights(tables: Sequence[TurnTable]) -> np.ndarray | None:
+    """Per-turn weights under which each kind of conversation weighs the same in the fit (None when
+    the tables hold one kind): the person-assistant conversations have fewer turns than LoCoMo's,
+    and the product's conversations are of that kind."""
+    kinds = [t.kind for t in tables]
+    if len(set(kinds)) < 2:
+        return None
+    turns = {k: sum(len(t.y) for t in tables if t.kind == k) for k in set(kinds)}
+    mean = sum(turns.values()) / len(turns)
+    return np.concatenate([np.full(len(t.y), mean / turns[t.kind]) for t in tables])
 
 
 def fit(tables: Sequence[TurnTable], spec: dict, meta: dict | None = None) -> NeedModel | TreeNeedModel:
@@ -72,18 +99,19 @@ def fit(tables: Sequence[TurnTable], spec: dict, meta: dict | None = None) -> Ne
         "evidence_rate": float(y.mean()),
         **(meta or {}),
     }
+    w = weights(tables)
     if spec["kind"] == "logistic":
-        return _logistic(X, y, names, spec["C"], meta)
-    return _trees(X, y, names, spec, meta)
+        return _logistic(X, y, w, names, spec["C"], meta)
+    return _trees(X, y, w, names, spec, meta)
 
 
-def _logistic(X, y, names, C: float, meta: dict) -> NeedModel:
+def _logistic(X, y, w, names, C: float, meta: dict) -> NeedModel:
     from sklearn.linear_model import LogisticRegression
 
     mean = X.mean(0)
     scale = X.std(0)
     scale[scale == 0] = 1.0
-    m = LogisticRegression(C=C, max_iter=5000).fit((X - mean) / scale, y)
+    m = LogisticRegression(C=C, max_iter=5000).fit((X - mean) / scale, y, sample_weight=w)
     return NeedModel(
         names,
         tuple(mean.tolist()),
@@ -129,8 +157,8 @@ def export_trees(m, names: Sequence[str], meta: dict | None = None) -> TreeNeedM
     )
 
 
-def _trees(X, y, names, spec: dict, meta: dict) -> TreeNeedModel:
-    return export_trees(boosted(spec).fit(X, y), names, meta)
+def _trees(X, y, w, names, spec: dict, meta: dict) -> TreeNeedModel:
+    return export_trees(boosted(spec).fit(X, y, sample_weight=w), names, meta)
 
 
 def predict(model, table: TurnTable) -> np.ndarray:
@@ -159,15 +187,34 @@ def cross_fit(tables: Sequence[TurnTable], spec: dict) -> list[np.ndarray]:
     return out
 
 
-def validate(tables: Sequence[TurnTable]) -> list[dict]:
-    """LOO figures (pooled over the held-out conversations) for every candidate."""
+def by_kind(tables: Sequence[TurnTable], held: Sequence[np.ndarray]) -> dict[str, dict]:
+    """Scores pooled over the conversations of each kind (held: each conversation's priors)."""
+    out = {}
+    for kind in dict.fromkeys(t.kind for t in tables):
+        pick = [i for i, t in enumerate(tables) if t.kind == kind]
+        y = np.concatenate([tables[i].y for i in pick])
+        out[kind] = scores(y, np.concatenate([held[i] for i in pick]))
+    return out
+
+
+def validate(tables: Sequence[TurnTable], candidates: Sequence[dict] = CANDIDATES) -> list[dict]:
+    """LOO figures for every candidate. With one kind of conversation they are pooled over the
+    held-out conversations; with several, ``log_loss`` and ``auc`` are the means over the kinds of
+    each kind's pooled figures (each kind counts the same, whatever its number of turns), and
+    ``per_kind`` holds them."""
     rows = []
     y = np.concatenate([t.y for t in tables])
-    for spec in CANDIDATES:
+    for spec in candidates:
         held = cross_fit(tables, spec)
-        p = np.concatenate(held)
         per = [scores(t.y, q)["auc"] for t, q in zip(tables, held)]
-        rows.append({"spec": dict(spec), "model": label(spec), **scores(y, p), "auc_per_conversation": per})
+        row = {"spec": dict(spec), "model": label(spec), **scores(y, np.concatenate(held)), "auc_per_conversation": per}
+        kinds = by_kind(tables, held)
+        if len(kinds) > 1:
+            row["pooled"] = {k: row[k] for k in ("auc", "log_loss")}
+            row["log_loss"] = float(np.mean([k["log_loss"] for k in kinds.values()]))
+            row["auc"] = float(np.mean([k["auc"] for k in kinds.values()]))
+        row["per_kind"] = kinds
+        rows.append(row)
     return rows
 
 
@@ -192,9 +239,14 @@ def format_rows(rows: Sequence[dict], pick: dict | None = None) -> str:
     lines = [
         f"{'model':<{width}}  {'auc':>6}  {'log_loss':>8}  {'p|evid':>6}  {'p|other':>7}  auc per held-out conversation"
     ]
+    kinds = len(rows[0].get("per_kind", ())) > 1
+    if kinds:
+        lines[0] += "  |  per kind: log_loss auc"
     for r in rows:
         mark = "  <- chosen" if pick is not None and r["model"] == pick["model"] else ""
         per = " ".join(f"{a:.3f}" for a in r["auc_per_conversation"])
+        if kinds:
+            per += "  | " + "  ".join(f"{k} {v['log_loss']:.4f} {v['auc']:.3f}" for k, v in r["per_kind"].items())
         lines.append(
             f"{r['model']:<{width}}  {r['auc']:.3f}  {r['log_loss']:>8.4f}  "
             f"{r['mean_p_evidence']:.3f}  {r['mean_p_other']:>7.3f}  {per}{mark}"

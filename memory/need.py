@@ -9,8 +9,15 @@ dates are needed more). The prior is computed once, when the turn arrives, from 
 
 ``ArrivalContext`` keeps the little a conversation must remember to compute the features of the
 next turn (position in the session, the previous turn, the recent questions' embeddings, the
-content words of the last ``NOVELTY_TURNS`` turns). A turn that brings words the conversation has
+content words of the last ``NOVELTY_TURNS`` turns, who spoke them). A turn that brings words the conversation has
 not used lately is likelier to state a fact a question will ask about than one that reuses them.
+
+Who speaks is a feature: in a chat with an assistant nearly all the evidence a question asks about
+is the person's (their plans, their family, what they bought), while the assistant's long answers
+are rarely asked about again. The role features are the turn's role, the previous turn's, whether
+the turn is the person's first in the session and how many of theirs came before in it, its length
+against the same role's recent turns (assistant turns are long, so raw length alone would favour
+them), and the length of the person's last turn (what an answer answers).
 
 The model comes from a small versioned JSON document (``model_from_dict``): a logistic regression
 or small boosted trees, both evaluated with numpy (``memory/need_models.py``, re-exported here);
@@ -90,7 +97,14 @@ FEATURES = (
     "log_prev_words",
     "log_new_words",
     "frac_new",
+    "assistant",
+    "prev_assistant",
+    "user_opens_session",
+    "log_session_user_index",
+    "log_words_vs_role",
+    "log_prev_user_words",
 )
+ROLE_TURNS = 20  # a turn's length is compared with the same role's turns among this many previous ones
 
 
 def _names(text: str) -> int:
@@ -128,6 +142,10 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in (m.lower() for m in _WORD.findall(text)) if len(w) > 2 and w not in STOPWORDS)
 
 
+def log_words(text: str) -> float:
+    return math.log1p(len(_WORD.findall(text)))
+
+
 def _cos(a: np.ndarray | None, b: np.ndarray | None) -> float:
     if a is None or b is None:
         return 0.0
@@ -138,26 +156,45 @@ def _cos(a: np.ndarray | None, b: np.ndarray | None) -> float:
 @dataclass
 class ArrivalContext:
     """What a conversation remembers to compute the next turn's features: causal by construction
-    (it is only ever told about turns that have arrived)."""
+    (it is only ever told about turns that have arrived).
+
+    ``role`` is who speaks, as the app stores it: ``user`` (a person) or ``assistant`` (the model).
+    A conversation between two people (LoCoMo) is all ``user``: both speakers are people, as the
+    app stores a person's messages, and which of them speaks is not a role."""
 
     session_index: int = 0  # turns before this one in the current session
+    session_users: int = 0  # user turns before this one in the current session
     prev_text: str | None = None
     prev_vector: np.ndarray | None = None
+    prev_role: str | None = None
+    prev_user_words: float = 0.0  # log words of the last user turn (0 before any)
     questions: deque = field(default_factory=lambda: deque(maxlen=RECENT_QUESTIONS))
     recent_words: deque = field(default_factory=lambda: deque(maxlen=NOVELTY_TURNS))
+    recent_lengths: deque = field(default_factory=lambda: deque(maxlen=ROLE_TURNS))  # (role, log words)
 
-    def features(self, text: str, vector: np.ndarray | None = None, new_session: bool = False) -> dict[str, float]:
+    def features(
+        self, text: str, vector: np.ndarray | None = None, new_session: bool = False, role: str = "user"
+    ) -> dict[str, float]:
         """The features of a turn arriving now; then remember it (call once per turn, in order)."""
         if new_session:
             self.session_index = 0
+            self.session_users = 0
         f = text_features(text)
+        user = role != "assistant"
+        f["assistant"] = 0.0 if user else 1.0
+        f["prev_assistant"] = 1.0 if self.prev_role == "assistant" else 0.0
+        f["user_opens_session"] = 1.0 if user and self.session_users == 0 else 0.0
+        f["log_session_user_index"] = math.log1p(self.session_users)
+        same = [w for r, w in self.recent_lengths if (r != "assistant") == user]
+        f["log_words_vs_role"] = f["log_words"] - sum(same) / len(same) if same else 0.0
+        f["log_prev_user_words"] = self.prev_user_words
         i = self.session_index
         f["session_index_0"] = 1.0 if i == 0 else 0.0
         f["session_index_1"] = 1.0 if i == 1 else 0.0
         f["log_session_index"] = math.log1p(i)
         prev = self.prev_text
         f["after_question"] = 1.0 if prev is not None and "?" in prev else 0.0
-        f["log_prev_words"] = math.log1p(len(_WORD.findall(prev))) if prev is not None else 0.0
+        f["log_prev_words"] = log_words(prev) if prev is not None else 0.0
         f["sim_prev"] = _cos(vector, self.prev_vector)
         f["sim_recent_question"] = max((_cos(vector, q) for q in self.questions), default=0.0)
         words = content_words(text)
@@ -166,7 +203,11 @@ class ArrivalContext:
         f["frac_new"] = new / len(words) if words else 0.0
         self.recent_words.append(words)
         self.session_index = i + 1
-        self.prev_text, self.prev_vector = text, vector
+        self.session_users += 1 if user else 0
+        self.recent_lengths.append((role, f["log_words"]))
+        if user:
+            self.prev_user_words = f["log_words"]
+        self.prev_text, self.prev_vector, self.prev_role = text, vector, role
         if "?" in text and vector is not None:
             self.questions.append(vector)
         return f

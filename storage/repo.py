@@ -237,9 +237,9 @@ def answered(conn, conv_id: int, user_turn: int) -> bool:
 
 
 def recent_turns(conn, conv_id: int, limit: int) -> list:
-    """The last ``limit`` turns (content, created_at, embedding, embedding_dim), oldest first."""
+    """The last ``limit`` turns (content, created_at, embedding, embedding_dim, role), oldest first."""
     rows = conn.execute(
-        select(Turn.content, Turn.created_at, Turn.embedding, Turn.embedding_dim)
+        select(Turn.content, Turn.created_at, Turn.embedding, Turn.embedding_dim, Turn.role)
         .where(Turn.conversation_id == conv_id)
         .order_by(Turn.seq.desc())
         .limit(limit)

@@ -30,7 +30,7 @@ class Sink(Protocol):
     def add_feedback(self, answer_turn: int, step: int, value: float) -> None: ...
     def add_miss(self, turn: int, step: int, similarity: float, restored: bool) -> None: ...
     def answered(self, user_turn: int) -> bool: ...
-    def recent_turns(self, limit: int) -> list[tuple]: ...  # (content, created_at, embedding, dim), oldest first
+    def recent_turns(self, limit: int) -> list[tuple]: ...  # (content, created_at, embedding, dim, role), oldest first
 
 
 class DatabaseSink:
@@ -109,7 +109,7 @@ class RowBuffer:
 
     def recent_turns(self, limit: int) -> list[tuple]:
         turns = self.tables.get(Turn.__tablename__, [])[-limit:] if limit > 0 else []
-        return [(r["content"], r["created_at"], r["embedding"], r["embedding_dim"]) for r in turns]
+        return [(r["content"], r["created_at"], r["embedding"], r["embedding_dim"], r["role"]) for r in turns]
 
     def rows(self, conv_id: int, final: Callable[[int], TurnState]) -> dict[str, list[dict]]:
         """The rows to write into conversation ``conv_id``, turns first (the logs name them), each

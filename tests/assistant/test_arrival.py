@@ -118,6 +118,28 @@ def test_a_replay_stores_the_same_priors_as_an_import(store, counter):
     ]
 
 
+def test_every_path_stores_the_prior_of_the_turn_s_role(store, counter):
+    from bench.fakes.llm import FakeLLM
+
+    lines = ['{"lagmem": 1, "budget": 300, "lag": 2}'] + [
+        f'{{"role": "{"user" if i % 2 else "assistant"}", "content": "{m}"}}' for i, m in enumerate(MESSAGES, 1)
+    ]
+    replayed = replay(store, T.parse("\n".join(lines) + "\n"), counter, settings_from({"budget": 300, "lag": 2}))
+    svc = make_service(store, FakeLLM(), counter)
+    asked = store.create("asked", MemorySettings(budget=400, lag=2))
+    for m in MESSAGES[:3]:
+        svc.ask(asked, m)
+    for conv in (replayed.conversation_id, asked):
+        with Session(store.engine) as s:
+            rows = list(s.scalars(select(Turn).where(Turn.conversation_id == conv).order_by(Turn.seq)))
+        previous, want = [], []
+        for t in rows:
+            want.append(need.prior_for(t.content, previous, role=t.role))
+            previous.append(need.Previous(t.content, role=t.role))
+        assert {t.role for t in rows} == {"user", "assistant"}
+        assert [t.prior for t in rows] == want
+
+
 def test_an_exchange_reads_no_conversation_row_for_its_budget(store, counter, monkeypatch):
     from bench.fakes.llm import FakeLLM
 

@@ -43,6 +43,48 @@ def test_features_see_position_and_the_previous_turn():
     assert set(f[0]) == set(FEATURES)
 
 
+EXCHANGE = [
+    ("user", "Hi, I'm planning a trip to Lisbon in May with my sister Ana.", True),
+    ("assistant", "Lisbon in May is lovely: mild weather, few crowds, and the jacaranda trees in bloom.", False),
+    ("user", "What should we eat there?", False),
+    ("assistant", "Try pastel de nata, bacalhau and grilled sardines.", False),
+    ("user", "Thanks! I also need a dentist next week.", True),
+]
+
+
+def _exchange():
+    ctx = ArrivalContext()
+    return [ctx.features(text, new_session=new, role=role) for role, text, new in EXCHANGE]
+
+
+def test_features_see_the_role_and_the_place_in_the_exchange():
+    f = _exchange()
+    assert [x["assistant"] for x in f] == [0.0, 1.0, 0.0, 1.0, 0.0]
+    assert [x["prev_assistant"] for x in f] == [0.0, 0.0, 1.0, 0.0, 1.0]  # the previous turn, across a session too
+    assert [x["user_opens_session"] for x in f] == [1.0, 0.0, 0.0, 0.0, 1.0]
+    assert f[2]["log_session_user_index"] == pytest.approx(math.log(2)) and f[4]["log_session_user_index"] == 0.0
+    assert f[0]["log_words_vs_role"] == 0.0  # no earlier turn of its role
+    # the second answer is compared with the first answer, not with the person's turns
+    assert f[3]["log_words_vs_role"] == pytest.approx(f[3]["log_words"] - f[1]["log_words"])
+    assert f[2]["log_words_vs_role"] == pytest.approx(f[2]["log_words"] - f[0]["log_words"])
+    assert f[1]["log_prev_user_words"] == f[0]["log_words"] and f[4]["log_prev_user_words"] == f[2]["log_words"]
+
+
+def test_two_people_are_both_the_user_side():
+    ctx = ArrivalContext()
+    f = [ctx.features(text) for _, text, _ in EXCHANGE]
+    assert all(x["assistant"] == 0.0 == x["prev_assistant"] for x in f)
+    assert [x["user_opens_session"] for x in f] == [1.0, 0.0, 0.0, 0.0, 0.0]
+
+
+def test_the_shipped_model_ranks_what_the_person_says_above_the_same_from_the_assistant():
+    said = "I moved to Boston in May 2022 with my sister Anna, and I started a new job as a nurse there."
+    previous = [app_need.Previous("Where do you live now?", role="assistant")]
+    user = app_need.prior_for(said, previous, role="user")
+    assistant = app_need.prior_for(said, [app_need.Previous("Where do I live now?")], role="assistant")
+    assert 0.0 < assistant < user < 1.0
+
+
 def test_text_features_count_words_not_punctuation():
     assert text_features("one two three")["log_words"] == pytest.approx(math.log(4))
     assert text_features("")["log_words"] == 0.0
@@ -156,12 +198,10 @@ def test_a_stored_turn_keeps_its_prior_through_a_rebuild(store):
     with store.transaction(conv) as tx:
         a = tx.add_turn("user", "Hi!", 2)
         b = tx.add_turn("assistant", "My sister Anna moved to Boston in May 2022 for a job at the hospital.", 20)
-    assert a.prior is not None and b.prior is not None and a.prior < b.prior
-    assert b.prior == pytest.approx(
-        app_need.prior_for(
-            "My sister Anna moved to Boston in May 2022 for a job at the hospital.", [app_need.Previous("Hi!")]
-        )
-    )
+    assert a.prior is not None and b.prior is not None
+    text, previous = "My sister Anna moved to Boston in May 2022 for a job at the hospital.", [app_need.Previous("Hi!")]
+    assert b.prior == pytest.approx(app_need.prior_for(text, previous, role="assistant"))
+    assert b.prior != pytest.approx(app_need.prior_for(text, previous, role="user"))  # stored with its role
     from sqlalchemy.orm import Session
 
     from assistant.store import load_layer
@@ -201,7 +241,8 @@ def test_prior_for_sets_the_context_as_seeing_the_turns_one_by_one_would():
         "Nice!",
     ]
     vecs = [np.eye(7)[i] for i in range(7)]
-    prev = [app_need.Previous(t, t0 + timedelta(minutes=g), v) for t, g, v in zip(texts, gaps, vecs)]
+    roles = ["user", "assistant", "user", "user", "assistant", "assistant", "user"]
+    prev = [app_need.Previous(t, t0 + timedelta(minutes=g), v, r) for t, g, v, r in zip(texts, gaps, vecs, roles)]
     model = NeedModel(
         FEATURES,
         (0.0,) * len(FEATURES),
@@ -209,10 +250,11 @@ def test_prior_for_sets_the_context_as_seeing_the_turns_one_by_one_would():
         tuple(0.1 * (k + 1) for k in range(len(FEATURES))),
         -1.0,
     )
-    for now_gap in (124, 400):  # same session, then after a gap
+    for now_gap, role in ((124, "user"), (124, "assistant"), (400, "user")):  # same session, then after a gap
         ctx = ArrivalContext()
-        for i, (t, v) in enumerate(zip(texts, vecs)):
-            ctx.features(t, v, new_session=i > 0 and gaps[i] - gaps[i - 1] > 30)
-        f = ctx.features("So what now?", vecs[0], new_session=now_gap - gaps[-1] > 30)
-        got = app_need.prior_for("So what now?", prev, vecs[0], t0 + timedelta(minutes=now_gap), model=model)
+        for i, (t, v, r) in enumerate(zip(texts, vecs, roles)):
+            ctx.features(t, v, new_session=i > 0 and gaps[i] - gaps[i - 1] > 30, role=r)
+        f = ctx.features("So what now?", vecs[0], new_session=now_gap - gaps[-1] > 30, role=role)
+        at = t0 + timedelta(minutes=now_gap)
+        got = app_need.prior_for("So what now?", prev, vecs[0], at, model=model, role=role)
         assert got == model.predict(f, vecs[0])
