@@ -58,7 +58,6 @@ START = {
     "citations": 1.0,
     "hazard": 0.01,
     "hazard_assistant": 0.005,
-    "calibration_strength": 10.0,
 }
 GRID = {  # the lag first: every other constant is then tuned at the lag it will run with
     "lag": (0, 4),
@@ -66,7 +65,6 @@ GRID = {  # the lag first: every other constant is then tuned at the lag it will
     "citations": (0.5, 1.0, 2.0),
     "hazard": (0.003, 0.01, 0.03),
     "hazard_assistant": (0.002, 0.005, 0.01),
-    "calibration_strength": (3.0, 10.0, 30.0),
 }
 KIND_ONLY = {"hazard": TWO_PEOPLE, "hazard_assistant": PERSON_ASSISTANT}
 MIN_GAIN = 0.001  # mean recall a move must gain on the training set to be taken (not noise)

@@ -101,9 +101,10 @@ class Arrivals:
         table then): per role, ``cited`` = those with a cite after their lag window (before that
         start), ``expected`` = the sum of their priors. The factor is the role's rate of coming back
         relative to the conversation's ``rate = cited / expected`` (all roles), the role's rate shrunk
-        toward the conversation's by ``strength`` pseudo-turns (the mean of a Gamma-Poisson rate)::
+        toward the conversation's by ``strength`` pseudo-turns, each with the role's mean prior
+        ``mean_r`` and coming back at the conversation's rate (the mean of a Gamma-Poisson rate)::
 
-            factor = (cited_r + strength * rate) / ((expected_r + strength) * rate)
+            factor = (cited_r + strength * mean_r * rate) / ((expected_r + strength * mean_r) * rate)
 
         1 for every role while no turn has been cited after its lag window, and in a conversation of
         one role; a role the conversation comes back to more than its priors said gets more than 1,
@@ -130,10 +131,11 @@ class Arrivals:
                     cited[code] = int((hit & mine).sum())
         total = math.fsum(expected)
         rate = sum(cited) / total if total > 0.0 else 0.0
+        mean = [expected[k] / turns[k] if turns[k] else 0.0 for k in range(n)]  # a pseudo-turn's prior
         factor = tuple(
             1.0
-            if rate <= 0.0 or turns[k] == sum(turns)
-            else (cited[k] + strength * rate) / ((expected[k] + strength) * rate)
+            if rate <= 0.0 or mean[k] <= 0.0 or turns[k] == sum(turns)
+            else (cited[k] + strength * mean[k] * rate) / ((expected[k] + strength * mean[k]) * rate)
             for k in range(n)
         )
         out = Calibration(start, tuple(turns), tuple(cited), tuple(expected), factor)
