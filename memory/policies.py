@@ -111,7 +111,7 @@ class Measured(Policy):
     verdict_prior: float = param(1.0, 0.0, 1.0)
     need: float = param(1.0, 0.0, 8.0)
     need_size_power: float = param(0.0, 0.0, 8.0)
-    citations: float = param(1.0, 0.0, 1000.0)
+    citations: float = param(0.5, 0.0, 1000.0)
     hazard: float = param(0.01, 0.0, 1.0)
     hazard_assistant: float = param(0.005, 0.0, 1.0)
     restored: float = param(2.0, 0.0, 1000.0)
