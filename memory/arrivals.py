@@ -13,16 +13,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-BLOCK = 16  # steps per block of the evidence's folds (``memory.evidence``) and of the calibration
+BLOCK = 16  # steps per block of the evidence's folds (``memory.evidence``)
 ROLE_NAMES = ("user", "assistant", "other")
+FACTOR_RANGE = (1e-12, 1e12)  # a factor outside it comes from overflowing priors: read as 1
 ROLE_CODES = {"user": 0, "assistant": 1}
 OTHER_ROLE = 2
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """The conversation's verdict on its priors per role (``ROLE_NAMES``), as of step ``start``: the
-    turns past their lag window, how many got a cite after it, the sum of their priors, and the
+    """The conversation's verdict on its priors per role (``ROLE_NAMES``), at step ``start``: the
+    turns in memory past their lag window, how many got a cite after it, the sum of their priors, and the
     factor on the odds of each role's prior (``Arrivals.calibration``)."""
 
     start: int
@@ -49,7 +50,7 @@ class Calibration:
 class Arrivals:
     """Per turn number: prior (NaN: none), role code, first settled cite's step (0: none), restored."""
 
-    __slots__ = ("prior", "role", "settled_at", "restored_", "assistant", "_memo")
+    __slots__ = ("prior", "role", "settled_at", "restored_", "assistant")
 
     def __init__(self) -> None:
         self.prior = np.full(64, np.nan)
@@ -57,7 +58,6 @@ class Arrivals:
         self.settled_at = np.zeros(64, dtype=np.int64)
         self.restored_ = np.zeros(64, dtype=bool)
         self.assistant = False  # an assistant turn has arrived: a person-assistant conversation
-        self._memo: tuple | None = None  # (key, Calibration) of the block computed last
 
     def reserve(self, size: int) -> None:
         have = len(self.prior)
@@ -93,41 +93,37 @@ class Arrivals:
         self.reserve(int(numbers.max()) + 1 if len(numbers) else 0)
         return getattr(self, "restored_" if name == "restored" else name)[numbers]
 
-    def calibration(self, now: int, strength: float, lag: int) -> Calibration:
+    def calibration(self, now: int, strength: float, lag: int, numbers: np.ndarray) -> Calibration:
         """How often this conversation came back to each role's turns, against what their priors said.
 
-        Measured on the turns whose lag window had ended by the start of the current block
-        (``now // BLOCK * BLOCK``: it moves once per ``BLOCK`` steps and costs one pass over the
-        table then): per role, ``cited`` = those with a cite after their lag window (before that
-        start), ``expected`` = the sum of their priors. The factor is the role's rate of coming back
+        Measured on ``numbers`` (the turns a decision scores: those in memory, so it costs what the
+        memory holds and a view of one page computes what the whole conversation's view computes)
+        whose lag window has ended by ``now``: per role, ``cited`` = those with a cite after their lag
+        window, ``expected`` = the sum of their priors. The factor is the role's rate of coming back
         relative to the conversation's ``rate = cited / expected`` (all roles), the role's rate shrunk
         toward the conversation's by ``strength`` pseudo-turns, each with the role's mean prior
         ``mean_r`` and coming back at the conversation's rate (the mean of a Gamma-Poisson rate)::
 
             factor = (cited_r + strength * mean_r * rate) / ((expected_r + strength * mean_r) * rate)
 
-        1 for every role while no turn has been cited after its lag window, and in a conversation of
+        1 for every role while no such turn has been cited after its lag window, and among turns of
         one role; a role the conversation comes back to more than its priors said gets more than 1,
         one it comes back to less gets less. Only turns with a prior count.
         """
-        start = now // BLOCK * BLOCK
-        key = (start, strength, lag)
-        if self._memo is not None and self._memo[0] == key:
-            return self._memo[1]
         n = len(ROLE_NAMES)
         turns, cited, expected = [0] * n, [0] * n, [0.0] * n
-        end = min(start - lag, len(self.prior) - 1)  # turns 1 .. end are past their lag window
-        if end >= 1:
-            p = self.prior[1 : end + 1]
+        self.reserve(int(numbers.max()) + 1 if len(numbers) else 0)
+        numbers = np.sort(numbers[numbers + lag <= now])  # turn order: the same sums in any view
+        if len(numbers):
+            p = self.prior[numbers]
             known = ~np.isnan(p)
-            roles = self.role[1 : end + 1]
-            at = self.settled_at[1 : end + 1]
-            hit = known & (at > 0) & (at < start)
+            roles = self.role[numbers]
+            hit = known & (self.settled_at[numbers] > 0)
             for code in range(n):
                 mine = known & (roles == code)
                 turns[code] = int(mine.sum())
                 if turns[code]:
-                    expected[code] = float(p[mine].sum())  # the same array in every layer: the same sum
+                    expected[code] = math.fsum(p[mine].tolist())
                     cited[code] = int((hit & mine).sum())
         total = math.fsum(expected)
         rate = sum(cited) / total if total > 0.0 else 0.0
@@ -135,9 +131,16 @@ class Arrivals:
         factor = tuple(
             1.0
             if rate <= 0.0 or mean[k] <= 0.0 or turns[k] == sum(turns)
-            else (cited[k] + strength * mean[k] * rate) / ((expected[k] + strength * mean[k]) * rate)
+            else _ratio(cited[k] + strength * mean[k] * rate, (expected[k] + strength * mean[k]) * rate)
             for k in range(n)
         )
-        out = Calibration(start, tuple(turns), tuple(cited), tuple(expected), factor)
-        self._memo = (key, out)
-        return out
+        return Calibration(now, tuple(turns), tuple(cited), tuple(expected), factor)
+
+
+def _ratio(a: float, b: float) -> float:
+    """``a / b``, or 1 where priors near the smallest float make it overflow or divide by zero (such
+    a factor says nothing)."""
+    if not (b > 0.0 and math.isfinite(a) and math.isfinite(b)):
+        return 1.0
+    f = a / b
+    return f if FACTOR_RANGE[0] <= f <= FACTOR_RANGE[1] else 1.0

@@ -183,9 +183,9 @@ class Evidence:
         """An assistant turn has arrived: a person's conversation with an assistant (else people's)."""
         return self._table.assistant
 
-    def calibration(self, now: int, strength: float) -> Calibration:
-        """The conversation's calibration of its priors by role (``Arrivals.calibration``)."""
-        return self._table.calibration(now, strength, self._lag)
+    def calibration(self, now: int, strength: float, numbers: np.ndarray) -> Calibration:
+        """The conversation's calibration of its priors by role, over ``numbers`` (``Arrivals``)."""
+        return self._table.calibration(now, strength, self._lag, numbers)
 
     @property
     def lag(self) -> int:

@@ -252,7 +252,7 @@ class Measured(Policy):
             z = [centre + need * (x - centre) for x in z]
         z = np.array(z)
         if self.recalibrate:
-            cal = evidence.calibration(now, self.calibration_strength)
+            cal = evidence.calibration(now, self.calibration_strength, numbers)
             logs = np.array([math.log(f) for f in cal.factor])
             z = z + self.recalibrate * logs[evidence.column("role", numbers)]
         if self.need_size_power:

@@ -4,6 +4,8 @@ often this conversation came back to its turns against what their priors expecte
 
 from __future__ import annotations
 
+import numpy as np
+
 from memory.policies import Measured
 
 
@@ -12,7 +14,9 @@ def calibration_text(layer) -> str | None:
     policy = layer.policy
     if not isinstance(policy, Measured) or not policy.recalibrate:
         return None
-    cal = layer.evidence.calibration(layer.step, policy.calibration_strength)
+    cal = layer.evidence.calibration(
+        layer.step, policy.calibration_strength, np.array(layer.active_numbers(), dtype=np.int64)
+    )
     rows = cal.rows()
     if not rows:
         return None
@@ -29,7 +33,7 @@ def calibration_text(layer) -> str | None:
         for r in rows
     ]
     return (
-        f"Calibration from this conversation (as of step {cal.start}): the need prior's odds by role, "
+        f"Calibration from this conversation (the turns in memory, step {cal.start}): the need prior's odds by role, "
         + "; ".join(parts)
         + ". Turns this conversation comes back to more than their priors said count more."
     )

@@ -3,6 +3,7 @@
 to one role's turns and never to the other's moves their priors apart, whatever the estimator said;
 a rebuilt layer calibrates exactly as the live one."""
 
+import numpy as np
 import pytest
 
 from memory.layer import MemoryLayer
@@ -22,23 +23,27 @@ def _chat(steps: int, cite_user: bool, lag: int = 2, policy: Measured | None = N
     return layer
 
 
+def _cal(layer, strength):
+    return layer.evidence.calibration(layer.step, strength, np.array(layer.active_numbers(), dtype=np.int64))
+
+
 def test_no_evidence_and_one_role_leave_the_priors_as_they_were():
     quiet = _chat(64, cite_user=False)
-    assert quiet.evidence.calibration(quiet.step, 10.0).factor == (1.0, 1.0, 1.0)
+    assert _cal(quiet, 10.0).factor == (1.0, 1.0, 1.0)
     people = MemoryLayer(MemorySettings(budget=10**6, lag=0), Measured())
     for n in range(1, 65):
         people.add_turn("user", 20, prior=0.3)
         people.cite([n], answer_turn=n)
-    cal = people.evidence.calibration(people.step, 10.0)
+    cal = _cal(people, 10.0)
     assert cal.factor[0] == 1.0 and cal.turns[0] == 64 and cal.cited[0] > 0
 
 
 def test_a_conversation_that_comes_back_to_user_turns_raises_their_prior():
     layer = _chat(200, cite_user=True)
-    cal = layer.evidence.calibration(layer.step, 10.0)
+    cal = _cal(layer, 10.0)
     user, assistant = cal.factor[0], cal.factor[1]
     assert user > 1.0 > assistant
-    assert cal.start == 192 and cal.cited[1] == 0 and cal.cited[0] > 20
+    assert cal.start == 200 and cal.cited[1] == 0 and cal.cited[0] > 20
     # an uncited user turn now outranks an uncited assistant turn of the same age, whose prior was 4x higher
     scores = {t.number: s for t, s in layer.ranking()}
     old = dict(need=1.0, hazard=0.0, hazard_assistant=0.0)
@@ -48,21 +53,21 @@ def test_a_conversation_that_comes_back_to_user_turns_raises_their_prior():
     assert scores  # every candidate scored
 
 
-def test_the_calibration_moves_once_per_block_and_a_rebuild_agrees():
+def test_a_rebuild_calibrates_as_the_live_layer():
     layer = _chat(150, cite_user=True)
-    before = layer.evidence.calibration(layer.step, 10.0)
-    assert before.start == 144
+    before = _cal(layer, 10.0)
+    assert before.start == 150
     rebuilt = MemoryLayer.from_state(
         layer.settings, layer.turns(), layer.citations(), layer.feedback_values(), step=layer.step
     )
-    assert rebuilt.evidence.calibration(rebuilt.step, 10.0) == before
+    assert _cal(rebuilt, 10.0) == before
     assert [(t.number, s) for t, s in rebuilt.ranking()] == [(t.number, s) for t, s in layer.ranking()]
 
 
 @pytest.mark.parametrize("strength", [0.01, 1e6])
 def test_the_strength_at_both_ends(strength):
     layer = _chat(200, cite_user=True)
-    f = layer.evidence.calibration(layer.step, strength).factor
+    f = _cal(layer, strength).factor
     if strength == 1e6:
         assert f[0] == pytest.approx(1.0, abs=1e-3) and f[1] == pytest.approx(1.0, abs=1e-3)
     else:

@@ -10,6 +10,7 @@ records and the same importances, compared with ``==`` on floats.
 import math
 import random
 
+import numpy as np
 import pytest
 
 from memory.arrivals import OTHER_ROLE, ROLE_CODES
@@ -54,7 +55,9 @@ class TurnByTurn(Measured):
         if any(known):
             logits = [_logit(t.prior) for t, k in zip(candidates, known) if k]
             centre = math.fsum(logits) / len(logits)
-            factor = evidence.calibration(now, self.calibration_strength).factor
+            factor = evidence.calibration(
+                now, self.calibration_strength, np.array([t.number for t in candidates], dtype=np.int64)
+            ).factor
             hazard = self.hazard_assistant if evidence.with_assistant else self.hazard
         out = [0.0] * n
         for k, t in enumerate(candidates):

@@ -222,7 +222,7 @@ def test_inspector_shows_budget_turns_history_and_charts(svc):
 
 
 def test_inspector_shows_the_conversations_own_calibration(svc):
-    small_memory(svc, n=10)  # 20 turns: one block of steps closed, its turns' fates partly known
+    small_memory(svc, n=10)  # 20 turns: the fates of some in memory are known
     at = inspector(svc)
     captions = [c.value for c in at.caption if "Calibration from this conversation" in c.value]
     assert len(captions) == 1 and "user" in captions[0] and "assistant" in captions[0]

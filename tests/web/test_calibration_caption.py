@@ -17,7 +17,7 @@ def _layer(policy, roles=("user", "assistant")):
 
 def test_the_caption_names_each_roles_factor():
     text = calibration_text(_layer(Measured()))
-    assert text.startswith("Calibration from this conversation (as of step 96)")
+    assert text.startswith("Calibration from this conversation (the turns in memory, step 100)")
     assert "user ×" in text and "assistant ×0." in text
 
 
