@@ -23,9 +23,9 @@ def calibration_text(layer) -> str | None:
     if len(rows) == 1:
         r = rows[0]
         return (
-            f"Calibration from this conversation: all {r['turns']} turns past their lag window are {r['role']} "
-            f"turns ({r['cited later']} cited later, {r['expected by the prior']:.1f} expected by the need prior), "
-            "so their priors are used as they are."
+            f"Calibration from this conversation: the {r['turns']} turns in memory past their lag window are all "
+            f"{r['role']} turns ({r['cited later']} cited later, {r['expected by the prior']:.1f} expected by "
+            "the need prior), so their priors are used as they are."
         )
     parts = [
         f"{r['role']} ×{r['factor']:.2f} ({r['cited later']} of {r['turns']} cited later, "
