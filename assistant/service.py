@@ -3,8 +3,10 @@
     store the user's turn (committed before any model call)
     -> retrieval step (hybrid ranking; the ranker or the LLM cites; cites validated)
     -> answer (assistant.answering.answer), as the model's profile says (assistant.models.profile):
-       grounded (the embedded model) answers a question from the cited turns only, checked against
-       them (else a quote of them); context (a configured model) streams from the in-memory turns;
+       grounded (the embedded model, assistant.answering.grounded) answers a question from the
+       cited turns and its own message's fact, checked against them (else a quote of them, citing
+       the turn it names; "I don't know" when none holds what is asked); context (a configured
+       model) streams from the in-memory turns;
        capped at a quarter of the budget, no prompt syntax shown
     -> store the answer with its citations, log misses (or restore them: the second chance),
        enforce the budget: one transaction
@@ -39,11 +41,8 @@ from assistant.answering.answer import (
     cap_text,
     clean_answer,
     context_messages,
-    grounded_answer,
-    is_question,
-    statement_reply,
 )
-from assistant.answering.notes import select_notes
+from assistant.answering.grounded import grounded_reply
 from assistant.candidates import CandidateReader
 from assistant.errors import AlreadyAnswered, ConversationGone, Stopped
 from assistant.models.embeddings import pack_vector, unpack_vector
@@ -94,7 +93,8 @@ class ExchangeResult:
     restored: list[int] = field(default_factory=list)
     cut_at: int | None = None  # the answer reached this token limit (finish reason "length")
     model: str = ""
-    answered_by: str = ""  # "model", "extractive" (quoted from the cited turns) or "acknowledged"
+    # "model", "extractive" (quoted from the cited turns), "acknowledged" or "unknown" ("I don't know")
+    answered_by: str = ""
     tokens: str = ""
     tokens_exact: bool = False
     timings: dict[str, float] = field(default_factory=dict)
@@ -152,6 +152,10 @@ class Exchange:
         # old SQLite databases): the answer is stored only in the conversation its question was
         self.created = created
         self.stop_signal = StopSignal()  # the chat's Stop button: nothing of the answer is stored
+        # what the answer cites and what it was offered, when not the retrieval step's: a grounded
+        # answer cites the notes it stands on (None: the retrieval step's cites and shortlist)
+        self.cites: list[tuple[int, float]] | None = None
+        self.offered: tuple[int, ...] | None = None
         self.done = False
 
     def stop(self) -> None:
@@ -268,23 +272,16 @@ class ChatService:
         misses = find_misses(ex.vec, evicted, retrieval.best_offered_similarity, self.miss_threshold)
 
         cap = answer_cap(ex.budget if ex.budget is not None else self._budget(r.conversation_id, ex.owner))
-        # the grounded answer is for questions (a statement gets a short chat reply), from its
-        # notes: the cited turns, adjusted (assistant.answering.notes)
-        grounded = self.answer_mode == "grounded"
-        picked = select_notes(ex.message, active, retrieval) if grounded and is_question(ex.message) else None
         t1 = time.perf_counter()
-        if picked and picked.notes:
-            answer, avec, r.answered_by = grounded_answer(
-                self.llm, self._embed, picked.notes, ex.message, cap, self.counter.count, picked.sure, picked.required
+        if self.answer_mode == "grounded":
+            # the embedded model: a question answered from its notes, checked, else quoted; a
+            # statement acknowledged (assistant.answering.grounded); shown whole, once checked
+            reply = grounded_reply(
+                self.llm, self._embed, ex.message, r.user_turn, active, retrieval, cap, self.counter.count
             )
             r.timings["ttft_ms"], r.timings["answer_ttft_ms"] = _ms(ex.t0), _ms(t1)
-            yield answer
-        elif grounded:
-            # a statement: the embedded model's reply sees only that message (with history it
-            # repeats and mixes up earlier turns) and is checked before it is shown
-            answer, r.answered_by = statement_reply(self.llm, ex.message, cap, self.counter.count)
-            r.timings["ttft_ms"], r.timings["answer_ttft_ms"] = _ms(ex.t0), _ms(t1)
-            avec = self._embed(answer)
+            answer, avec, r.answered_by = reply.text, reply.vector, reply.how
+            ex.cites, ex.offered = reply.cites, reply.offered
             yield answer
         else:
             messages = context_messages(
@@ -345,9 +342,10 @@ class ChatService:
                 **vector,
             )
             tx.answer_note(t.number, cut_at=r.cut_at)
+            cites = ex.cites if ex.cites is not None else [(c.turn, c.weight) for c in retrieval.cited]
             out = tx.cite(
-                [(c.turn, c.weight) for c in retrieval.cited],
-                offered=retrieval.offered,
+                cites,
+                offered=ex.offered if ex.offered is not None else retrieval.offered,
                 source=retrieval.source,
                 answer_turn=t.number,
             )

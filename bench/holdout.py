@@ -1,31 +1,34 @@
-"""The held-out protocol (``lagmem bench holdout``): leave one conversation out, fit everything on
-the others, score on the one left out, pool the held-out questions.
+"""The held-out protocol (``lagmem bench holdout``) over both kinds of conversation: LoCoMo (two
+people) and LongMemEval (a person and an assistant, records chained into conversations).
 
-Per fold (one conversation held out; the others are the training set):
+Every figure it reports is scored on conversations nothing was fitted on. A *fit* on a training set:
 
-1. the need estimator (its kind, features and regularisation) is chosen and fitted on the training
-   conversations (``need_train.train``);
-   to tune the policy, each training conversation gets priors from a model fitted on the *other*
-   training conversations (cross-fitting), so the tuning sees priors as good as they will be on a
-   conversation the model never saw, not better;
-2. ``measured``'s constants and its lag are tuned on the training conversations by coordinate search
-   over ``GRID`` (``PASSES`` passes, from ``START``), maximising mean evidence recall over every
-   budget and both noise settings (random placement, ``TUNE_SEEDS``);
-3. on the held-out conversation (placed alone, every seed): the tuned ``measured`` with priors from
-   the fold's model, each baseline, the oracle, and the ablations, at every budget and noise.
+1. the need estimator (its kind, features, regularisation) is chosen and fitted on the training
+   conversations (``need_train.train``); to tune the policy, each training conversation gets priors
+   from a model fitted on the *other* training conversations (cross-fitting), so the tuning sees
+   priors as good as they will be on a conversation the model never saw;
+2. ``measured``'s lag and the constants of ``GRID`` are tuned by coordinate search (``PASSES``
+   passes from ``START``): the objective is the mean, over the kinds of conversation in the training
+   set, of the mean evidence recall over that kind's budgets (``BUDGETS``) and both noise settings
+   (random placement, ``TUNE_SEEDS``). ``hazard`` is tuned on two-people conversations only and
+   ``hazard_assistant`` on person-assistant ones only (``KIND_ONLY``); a move is taken only when it
+   gains more than ``MIN_GAIN``.
 
-Pooled over folds: recall and gap closed ((recall - fifo) / (oracle - fifo)) per budget and noise,
-with 95% bootstrap intervals over questions (a question at one seed is one unit; policies are
-resampled together, so the interval of a difference is paired), and wins / ties / losses per cell
-(fold x budget x noise) against each baseline and against the best baseline of the cell (a tie is
-equal at 4 decimals). Finally the same fit on *all* conversations gives the shipped defaults.
+The tables (``TABLES``): *within* a dataset, each conversation is held out in turn and the fit uses
+every other conversation (of both datasets); *across*, the fit uses one dataset only and every
+conversation of the other is scored. A held-out conversation is placed alone (``SEEDS``) and
+scored under the fit's ``measured``, its ``VARIANTS`` (the ablation: prior alone, evidence alone, the
+posterior, each with and without the conversation's own recalibration), the baselines and the
+oracle. Pooled per table: recall and gap closed ((recall - fifo) / (oracle - fifo)) per budget and
+noise, with 95% bootstrap intervals over questions (paired across policies), and wins / ties /
+losses per cell against each baseline (a tie is equal at 4 decimals).
 
-A coordinate move is taken only when it gains more than ``MIN_GAIN`` mean recall on the training
-set, so a setting the data cannot tell apart (on LoCoMo: the lag) stays at its start value.
-Constants outside ``GRID`` (wrong_weight, confirm, verdict_cut, verdict_prior, which act only at
-lag > 0; prior and size_power, which only turns without a learned prior use) keep values set
-outside this protocol, on the four dev conversations and the synthetic traces: in-sample. The
-grids and the start point were also drawn up after looking at those conversations.
+The fit on all conversations gives the shipped defaults: the need model, ``measured``'s constants,
+and for a new (person-assistant) conversation the lag that fit scores best on person-assistant
+conversations and the smallest budget at which the held-out ``measured`` keeps ``TARGET_RECALL`` of
+the evidence there (``defaults``). Not held out: the grids, the start point and the constants
+outside ``GRID`` (the lag-window terms, ``wrong_weight``, the size prior) were drawn up after looking
+at the dev conversations and the synthetic traces.
 """
 
 from __future__ import annotations
@@ -37,46 +40,47 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bench import locomo, need_train, protocol
+from bench.holdout_pool import format_pooled, pool
+from bench.locomo import PERSON_ASSISTANT, TWO_PEOPLE
 
+__all__ = ["format_pooled", "pool"]
+
+DATA = ("../shared/data/locomo/locomo_dev.json", "../shared/data/longmemeval/longmemeval_dev.json")
 BASELINES = ("fifo", "lru", "accumulate", "window", "userfirst", "largest")
-BUDGETS = (1000, 2000, 4000)
+BUDGETS = {TWO_PEOPLE: (1000, 2000, 4000), PERSON_ASSISTANT: (1000, 2000, 4000, 8000)}
 NOISES = (0, 2)
 SEEDS = (0, 1, 2, 3, 4)
-TUNE_SEEDS = (0, 1)
+TUNE_SEEDS = (0,)
 PASSES = 1
 START = {
-    "need_weight": 2.5,
+    "lag": 0,
     "need": 1.0,
-    "need_size_power": 0.5,
-    "prior_decay": 0.99,
-    "background": 0.5,
-    "decay": 0.999,
-    "density": 1.0,
-    "lag": 4,
+    "citations": 1.0,
+    "hazard": 0.01,
+    "hazard_assistant": 0.005,
 }
 GRID = {  # the lag first: every other constant is then tuned at the lag it will run with
     "lag": (0, 4),
-    "need_weight": (1.0, 2.5, 6.0),
-    "need": (0.0, 1.0, 2.0, 3.0),
-    "need_size_power": (0.0, 0.5, 1.0),
-    "prior_decay": (0.99, 0.995, 1.0),
-    "background": (0.5, 1.0),
-    "decay": (0.995, 0.999),
-    "density": (0.75, 1.0),
+    "need": (0.5, 1.0, 1.5),
+    "citations": (0.5, 1.0, 2.0),
+    "hazard": (0.003, 0.01, 0.03),
+    "hazard_assistant": (0.002, 0.005, 0.01),
 }
+KIND_ONLY = {"hazard": TWO_PEOPLE, "hazard_assistant": PERSON_ASSISTANT}
 MIN_GAIN = 0.001  # mean recall a move must gain on the training set to be taken (not noise)
-NO_PRIORS = "_no_priors"  # in a parameter set: run without the estimator's priors (size prior only)
-# what each part adds: the tuned policy with one part switched off
-ABLATIONS = {
-    "size prior, no estimator": {NO_PRIORS: True},
-    "prior alone": {"citations": 0.0},
-    "citations alone": {"need_weight": 0.0, "prior": 0.0},
-    "other lag": {},  # the tuned lag swapped: 4 if it is 0, else 0 (``held_out_specs``)
+PRIOR_ALONE = {"citations": 0.0, "verdict_prior": 0.0, "restored": 0.0}
+VARIANTS = {
+    "measured": {},
+    "measured: no recalibration": {"recalibrate": 0.0},
+    "measured: prior alone": PRIOR_ALONE,
+    "measured: prior alone, no recalibration": {**PRIOR_ALONE, "recalibrate": 0.0},
+    "measured: evidence alone": {"need": 0.0},
+    "measured: evidence alone, no recalibration": {"need": 0.0, "recalibrate": 0.0},
 }
-# a reference, not a contender: the constants measured shipped with before this protocol (size
-# prior only, tuned in-sample on the dev conversations, lag 4), under today's formula
-BEFORE = {NO_PRIORS: True, "prior": 0.4, "size_power": 1.5, "prior_decay": 0.99, "background": 0.5, "lag": 4}
-BOOTSTRAP = 1000
+ACROSS = ("measured", "measured: no recalibration")  # the variants scored across datasets
+TARGET_RECALL = 0.9  # a new conversation's default budget: the smallest that keeps this much held out
+
+Ref = tuple[str, int]  # a conversation: (data file, index in it)
 
 
 # ----- work done in worker processes -----------------------------------------------------------
@@ -88,7 +92,7 @@ def _load(data: str) -> tuple:
 
 
 def run_job(job: tuple) -> list[protocol.QuestionResult]:
-    """One policy on some conversations (placed together), one budget and noise, several seeds."""
+    """One policy on some conversations of one file (placed together), one budget and noise, seeds."""
     data, indices, spec, budget, noise, seeds, priors = job
     convs, costs = _load(data)
     pick = [convs[i] for i in indices]
@@ -103,205 +107,146 @@ def run_job(job: tuple) -> list[protocol.QuestionResult]:
 
 def measured_spec(params: dict, label: str = "measured") -> protocol.PolicySpec:
     p = dict(params)
-    p.pop(NO_PRIORS, None)
     lag = int(p.pop("lag"))
     return protocol.spec("measured", label=label, lag=lag, **p)
+
+
+def recall(results: Sequence[protocol.QuestionResult]) -> float:
+    pairs = sum(r.evidence for r in results)
+    return sum(r.kept for r in results) / pairs if pairs else 0.0
 
 
 # ----- the fit on a training set ---------------------------------------------------------------
 @dataclass
 class Fit:
-    train: tuple[int, ...]
-    model: object  # NeedModel
+    train: tuple[Ref, ...]
+    model: object  # NeedModel or TreeNeedModel
     params: dict
     need_rows: list = field(default_factory=list)
     trail: list = field(default_factory=list)  # (params, objective) in the order tried
+    lags: dict = field(default_factory=dict)  # kind -> {lag: objective at the fitted constants}
 
 
-def _recall(results: Sequence[protocol.QuestionResult]) -> float:
-    pairs = sum(r.evidence for r in results)
-    return sum(r.kept for r in results) / pairs if pairs else 0.0
+def _relevant(params: dict, kind: str) -> tuple:
+    """The parameters that change a run on a conversation of ``kind`` (the other kind's hazard does not)."""
+    return tuple(sorted((k, v) for k, v in params.items() if KIND_ONLY.get(k, kind) == kind))
 
 
 def fit(
-    data: str,
-    train: Sequence[int],
-    tables: Sequence,
+    train: Sequence[Ref],
+    tables: dict,
+    kinds: dict,
     mapper: Callable,
-    budgets=BUDGETS,
     noises=NOISES,
     seeds=TUNE_SEEDS,
     progress=None,
+    grid: dict | None = None,
 ) -> Fit:
     """Everything fitted on ``train`` only: the need model, then the policy's constants and lag."""
+    grid = GRID if grid is None else grid
     train = tuple(train)
-    model, rows = need_train.train([tables[i] for i in train])
+    model, rows = need_train.train([tables[r] for r in train])
     pick = need_train.choose(rows)
-    crossed = need_train.cross_fit([tables[i] for i in train], pick["spec"])
-    priors = [p.tolist() for p in crossed]
+    crossed = need_train.cross_fit([tables[r] for r in train], pick["spec"])
+    priors = {r: p.tolist() for r, p in zip(train, crossed)}
+    groups: dict[str, list[Ref]] = {}
+    for r in train:
+        groups.setdefault(r[0], []).append(r)
+    present = sorted({kinds[r] for r in train})
     cache: dict[tuple, float] = {}
     trail: list = []
 
     def evaluate(points: list[dict]) -> list[float]:
-        todo = [p for p in points if _key(p) not in cache]
-        jobs = [
-            (data, train, measured_spec(p), b, k, tuple(seeds), priors) for p in todo for b in budgets for k in noises
-        ]
-        got = list(mapper(run_job, jobs))
+        todo: dict[tuple, dict] = {}
+        for p in points:
+            for kind in present:
+                key = (kind, _relevant(p, kind))
+                if key not in cache:
+                    todo.setdefault(key, p)
+        jobs, owners = [], []
+        for key, p in todo.items():
+            for data, refs in groups.items():
+                if kinds[refs[0]] != key[0]:
+                    continue
+                idx = tuple(i for _, i in refs)
+                for b in BUDGETS[key[0]]:
+                    for k in noises:
+                        jobs.append((data, idx, measured_spec(p), b, k, tuple(seeds), [priors[r] for r in refs]))
+                        owners.append(key)
+        cells: dict[tuple, list[float]] = {}
+        for key, res in zip(owners, mapper(run_job, jobs)):
+            cells.setdefault(key, []).append(recall(res))
         if progress is not None:
             progress(len(jobs))
-        per = len(budgets) * len(noises)
-        for i, p in enumerate(todo):
-            cells = got[i * per : (i + 1) * per]
-            cache[_key(p)] = float(np.mean([_recall(c) for c in cells]))
-            trail.append((dict(p), cache[_key(p)]))
-        return [cache[_key(p)] for p in points]
+        cache.update({key: float(np.mean(v)) for key, v in cells.items()})
+        scores = [float(np.mean([cache[(kind, _relevant(p, kind))] for kind in present])) for p in points]
+        trail.extend((dict(p), s) for p, s in zip(points, scores) if not any(dict(p) == t for t, _ in trail))
+        return scores
 
     best = dict(START)
     best_score = evaluate([best])[0]
     for _ in range(PASSES):
-        for name, values in GRID.items():
+        for name, values in grid.items():
+            if name in KIND_ONLY and KIND_ONLY[name] not in present:
+                continue
             points = [{**best, name: v} for v in values]
             scores = evaluate(points)
             i = max(range(len(points)), key=lambda j: (scores[j], -abs(values[j] - START[name])))
             if scores[i] > best_score + MIN_GAIN:
                 best, best_score = points[i], scores[i]
-    return Fit(train, model, best, rows, trail)
+    lag_points = [{**best, "lag": v} for v in grid.get("lag", (best["lag"],))]
+    evaluate(lag_points)
+    lags = {kind: {p["lag"]: cache[(kind, _relevant(p, kind))] for p in lag_points} for kind in present}
+    return Fit(train, model, best, rows, trail, lags)
 
 
-def _key(params: dict) -> tuple:
-    return tuple(sorted(params.items()))
-
-
-def tune_jobs(n_train: int, budgets=BUDGETS, noises=NOISES) -> int:
+def tune_jobs(train: Sequence[Ref], kinds: dict, noises=NOISES, grid: dict | None = None) -> int:
     """Upper bound on the tuning jobs of one fit (for the progress bar)."""
-    points = 1 + PASSES * sum(len(v) for v in GRID.values())
-    return points * len(budgets) * len(noises)
+    grid = GRID if grid is None else grid
+    files = {(r[0], kinds[r]) for r in train}
+    per_point = sum(len(BUDGETS[kind]) * len(noises) for _, kind in files)
+    return (2 + PASSES * sum(len(v) for v in grid.values()) + len(grid.get("lag", ()))) * per_point
 
 
-# ----- scoring the held-out conversation -------------------------------------------------------
-def held_out_specs(params: dict) -> list[tuple[protocol.PolicySpec, bool]]:
-    """(spec, whether it gets the estimator's priors) for every policy scored on a held-out one."""
-    sets = [("measured", params), ("measured: before (size prior)", BEFORE)]
-    sets += [(f"measured: {name}", {**params, **change}) for name, change in ABLATIONS.items() if change]
-    other = 4 if params["lag"] == 0 else 0
-    sets.append((f"measured: lag {other}", {**params, "lag": other}))
-    specs = [(measured_spec(p, label), not p.get(NO_PRIORS)) for label, p in sets]
-    return specs + [(protocol.spec(b), False) for b in BASELINES] + [(protocol.spec("oracle"), False)]
-
-
-def score_jobs(data: str, held: int, fitted: Fit, table, budgets=BUDGETS, noises=NOISES, seeds=SEEDS) -> list[tuple]:
+# ----- scoring held-out conversations ----------------------------------------------------------
+def variant_jobs(label: str, ref: Ref, fitted: Fit, table, kind: str, variants, noises=NOISES, seeds=SEEDS):
+    """((table, conversation, policy, budget, noise), job) for the fit's measured variants on ``ref``."""
     priors = [need_train.predict(fitted.model, table).tolist()]
-    jobs = []
-    for spec, with_priors in held_out_specs(fitted.params):
-        for b in budgets:
+    out = []
+    for name in variants:
+        spec = measured_spec({**fitted.params, **VARIANTS[name]}, name)
+        for b in BUDGETS[kind]:
             for k in noises:
-                if spec.name == "oracle" and k != noises[0]:
-                    continue  # the oracle ignores citations: one run serves every noise level
-                jobs.append(
-                    (
-                        (held, spec.title, b, k),
-                        (data, (held,), spec, b, k, tuple(seeds), priors if with_priors else None),
-                    )
-                )
-    return jobs
-
-
-# ----- pooling --------------------------------------------------------------------------------
-def pool(
-    results: dict[tuple, list],
-    budgets=BUDGETS,
-    noises=NOISES,
-    folds: Sequence[int] = (),
-    n_boot: int = BOOTSTRAP,
-    seed: int = 0,
-) -> dict:
-    """``results[(fold, policy, budget, noise)]`` -> pooled table with intervals and cell verdicts."""
-    policies = list(dict.fromkeys(k[1] for k in results))
-    baselines = [x for x in BASELINES if x in policies]  # the ones that ran
-    rng = np.random.default_rng(seed)
-    table, cells = [], []
-    for b in budgets:
-        for k in noises:
-
-            def get(policy: str) -> list:
-                kk = noises[0] if policy == "oracle" else k
-                return [r for f in folds for r in results[(f, policy, b, kk)]]
-
-            units = {p: get(p) for p in policies}
-            n = len(units["fifo"])
-            ev = np.array([r.evidence for r in units["fifo"]], dtype=float)
-            kept = {p: np.array([r.kept for r in units[p]], dtype=float) for p in policies}
-            idx = rng.integers(0, n, size=(n_boot, n))
-            pairs = ev[idx].sum(1)
-            boot = {p: kept[p][idx].sum(1) / pairs for p in policies}
-            point = {p: kept[p].sum() / ev.sum() for p in policies}
-            span = boot["oracle"] - boot["fifo"]
-            for p in policies:
-                gap = (boot[p] - boot["fifo"]) / np.where(span > 1e-12, span, np.nan)
-                g0 = (
-                    (point[p] - point["fifo"]) / (point["oracle"] - point["fifo"])
-                    if point["oracle"] > point["fifo"]
-                    else None
-                )
-                table.append(
-                    {
-                        "budget": b,
-                        "noise": k,
-                        "policy": p,
-                        "recall": point[p],
-                        "recall_ci": [float(np.quantile(boot[p], 0.025)), float(np.quantile(boot[p], 0.975))],
-                        "gap_closed": g0,
-                        "gap_ci": [float(np.nanquantile(gap, 0.025)), float(np.nanquantile(gap, 0.975))],
-                        "questions": n,
-                        "pairs": int(ev.sum()),
-                    }
-                )
-            for f in folds:
-                r = {p: round(_recall(results[(f, p, b, noises[0] if p == "oracle" else k)]), 4) for p in policies}
-                best = max(baselines, key=lambda x: r[x])
-                cells.append(
-                    {
-                        "fold": f,
-                        "budget": b,
-                        "noise": k,
-                        "measured": r["measured"],
-                        **{x: r[x] for x in baselines},
-                        "best_baseline": best,
-                        "verdict": _verdict(r["measured"], r[best]),
-                    }
-                )
-    wtl = {x: _wtl(cells, x) for x in (*baselines, "best_baseline")}
-    return {"table": table, "cells": cells, "wins_ties_losses": wtl}
-
-
-def _verdict(mine: float, other: float) -> str:
-    return "win" if mine > other else "tie" if mine == other else "loss"
-
-
-def _wtl(cells: list[dict], against: str) -> dict:
-    out = {"win": 0, "tie": 0, "loss": 0}
-    for c in cells:
-        other = c[c["best_baseline"]] if against == "best_baseline" else c[against]
-        out[_verdict(c["measured"], other)] += 1
+                out.append(((label, ref, name, b, k), (ref[0], (ref[1],), spec, b, k, tuple(seeds), priors)))
     return out
 
 
-def format_pooled(pooled: dict) -> str:
-    lines = [f"{'B':>5} {'noise':>5}  {'policy':<34} {'recall':>6}  {'95% CI':<15} {'gap':>6}  {'95% CI':<15}"]
-    prev = None
-    for r in pooled["table"]:
-        if prev is not None and (r["budget"], r["noise"]) != prev:
-            lines.append("")
-        prev = (r["budget"], r["noise"])
-        gap = "-" if r["gap_closed"] is None else f"{r['gap_closed']:.3f}"
-        lines.append(
-            f"{r['budget']:>5} {r['noise']:>5}  {r['policy']:<34} {r['recall']:.4f}  "
-            f"[{r['recall_ci'][0]:.3f}, {r['recall_ci'][1]:.3f}] {gap:>6}  "
-            f"[{r['gap_ci'][0]:.3f}, {r['gap_ci'][1]:.3f}]"
-        )
-    lines.append("")
-    lines.append("held-out cells (fold x budget x noise), measured against:")
-    for x, c in pooled["wins_ties_losses"].items():
-        lines.append(f"  {x:<14} {c['win']:>2} wins, {c['tie']:>2} ties, {c['loss']:>2} losses")
-    return "\n".join(lines)
+def baseline_jobs(ref: Ref, kind: str, noises=NOISES, seeds=SEEDS):
+    """((conversation, policy, budget, noise), job) for the baselines and the oracle on ``ref``: they
+    fit nothing, so every table shares them."""
+    out = []
+    for name in (*BASELINES, "oracle"):
+        for b in BUDGETS[kind]:
+            for k in noises:
+                if name == "oracle" and k != noises[0]:
+                    continue  # the oracle ignores citations: one run serves every noise level
+                out.append(((ref, name, b, k), (ref[0], (ref[1],), protocol.spec(name), b, k, tuple(seeds), None)))
+    return out
+
+
+def defaults(final: Fit, within_assistant: dict | None) -> dict:
+    """A new conversation's lag and budget (a person and an assistant): the lag the final fit scores
+    best on person-assistant conversations (ties: the smaller), and the smallest budget at which the
+    held-out ``measured`` keeps ``TARGET_RECALL`` of the evidence (noise 0), else the largest."""
+    lags = final.lags.get(PERSON_ASSISTANT) or {final.params["lag"]: 0.0}
+    lag = max(sorted(lags), key=lambda v: lags[v])
+    budgets = BUDGETS[PERSON_ASSISTANT]
+    budget = budgets[-1]
+    if within_assistant is not None:
+        rows = {
+            r["budget"]: r["recall"]
+            for r in within_assistant["table"]
+            if r["policy"] == "measured" and r["noise"] == 0 and r["budget"] in budgets
+        }
+        budget = next((b for b in budgets if rows.get(b, 0.0) >= TARGET_RECALL), budgets[-1])
+    return {"lag": int(lag), "budget": int(budget), "target_recall": TARGET_RECALL, "lag_scores": lags}

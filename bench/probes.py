@@ -11,10 +11,13 @@ for something never stated: it passes when the answer says it does not know (one
 ones the app would use (the embedded model when nothing is configured); the database is a
 throwaway SQLite file.
 
-Two sets: ``probes.jsonl`` (24 probes, one fact each; the answer rules were adjusted on it) and
+The sets: ``probes.jsonl`` (24 probes, one fact each; the answer rules were adjusted on it),
 ``probes_heldout.jsonl`` (37 probes written before it was ever run: facts stated indirectly, two
 in one message, corrected later, after long chit-chat, asked in other words or languages, and four
-asking for something never stated).
+asking for something never stated), ``probes_blind.jsonl`` (30, written without reading the answer
+code), and the first-minute sets (``probes_first_minute*.jsonl``: facts and questions in one
+message, corrections, chatter in between, never-stated questions; ``_ack``: plain statements as
+the last message; ``_heldout``: 21 more in the same shapes, run once after the rules were written).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ class Variant:
 
 
 def parse_variant(text: str) -> Variant:
-    """``measured`` or ``measured[need_weight=0,citations=0]``: a policy with parameters."""
+    """``measured`` or ``measured[need=0,citations=0]``: a policy with parameters."""
     name, _, rest = text.strip().partition("[")
     params = []
     if rest:

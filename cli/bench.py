@@ -16,6 +16,7 @@ import os
 import sys
 from pathlib import Path
 
+from cli.bench_jobs import ints, names
 from cli.bench_jobs import params as _params
 from cli.bench_jobs import run_jobs as _run_jobs
 
@@ -26,17 +27,6 @@ LAGS = "0,1,2,4,8,16"
 # default budgets (tokens) per kind of conversation: a person-assistant chat's answers are long (the
 # LongMemEval ones average ~350 words), so its memory is larger
 DEFAULT_BUDGETS = {"two people": [1000, 2000, 4000], "person-assistant": [1000, 2000, 4000, 8000]}
-
-
-def _ints(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-
-
-def _names(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -92,15 +82,15 @@ def register(subparsers) -> argparse.ArgumentParser:
         default="random",
         help="when questions are asked (questions carry no time)",
     )
-    p.add_argument("--seeds", type=_ints, default=[0, 1, 2, 3, 4], help="placement seeds; results pool their pairs")
+    p.add_argument("--seeds", type=ints, default=[0, 1, 2, 3, 4], help="placement seeds; results pool their pairs")
     p.add_argument(
         "--budgets",
-        type=_ints,
+        type=ints,
         default=None,
         help="budgets in tokens (default: 1000,2000,4000 for two people, 1000,2000,4000,8000 for a "
         "person and an assistant)",
     )
-    p.add_argument("--policies", type=_names, default=_names(LOCOMO_POLICIES), help="policies to run")
+    p.add_argument("--policies", type=names, default=names(LOCOMO_POLICIES), help="policies to run")
     p.add_argument(
         "--noise",
         type=int,
@@ -134,7 +124,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="OUT", help="write results and settings as JSON")
     p.add_argument(
         "--cites",
-        type=_names,
+        type=names,
         default=["gold"],
         metavar="SOURCE[,SOURCE...]",
         help="who cites at each question: gold (its evidence in memory) or a retriever "
@@ -189,7 +179,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     exchange.add_arguments(ex)
     from cli.bench_need import add_parsers
 
-    add_parsers(sub, DEFAULT_DATA, _ints)
+    add_parsers(sub, DEFAULT_DATA, ints)
     from cli import cites
 
     cites.register(sub, DEFAULT_DATA)
@@ -198,8 +188,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     probes.register(sub)
     from cli import bench_replayed, bench_synthetic
 
-    bench_synthetic.register(sub, _ints, _names)
-    bench_replayed.register(sub, _ints)
+    bench_synthetic.register(sub, ints, names)
+    bench_replayed.register(sub, ints)
     return bench
 
 

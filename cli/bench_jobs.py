@@ -1,8 +1,9 @@
 """What the bench commands share: fanning runs out over worker processes with a progress bar,
-and ``--param POLICY.NAME=VALUE`` options."""
+``--param POLICY.NAME=VALUE`` options and comma-separated list arguments."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
@@ -29,3 +30,16 @@ def run_jobs(fn, jobs: list, n_jobs: int, desc: str):
         return
     with ProcessPoolExecutor(max_workers=n_jobs) as pool:
         yield from tqdm(pool.map(fn, jobs), total=len(jobs), desc=desc, unit="run", file=sys.stderr)
+
+
+def ints(text: str) -> list[int]:
+    """A comma-separated list of integers (an argparse ``type``)."""
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def names(text: str) -> list[str]:
+    """A comma-separated list of names (an argparse ``type``)."""
+    return [x.strip() for x in text.split(",") if x.strip()]

@@ -1,43 +1,19 @@
-"""`lagmem bench holdout` and `lagmem bench need-train`: the held-out protocol and the need
-estimator's training, as commands (the computation lives in ``bench/holdout.py`` and
-``bench/need_train.py``; this module parses options, fans runs out over processes, prints, writes).
+"""`lagmem bench need-train`: the need estimator's training as a command (the computation lives in
+``bench/need_train.py``; this module parses options, prints, writes). It also registers `lagmem
+bench holdout`, which lives in ``cli/bench_holdout.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
-import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 
 def add_parsers(sub, default_data: str, ints) -> None:
-    h = sub.add_parser(
-        "holdout",
-        help="leave-one-conversation-out: fit everything on the others, pool the held-out scores",
-        description=(
-            "For each LoCoMo conversation: fit the need estimator and tune measured's constants and lag "
-            "on the other conversations only, then score measured, its ablations, the baselines and the "
-            "oracle on the held-out one. Prints pooled held-out recall and gap closed per budget and "
-            "noise with 95%% bootstrap intervals over questions, and wins/ties/losses per cell. Ends "
-            "with the same fit on all conversations: the shipped defaults."
-        ),
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    h.add_argument("--data", default=default_data, help="LoCoMo JSON file (a list of conversations)")
-    h.add_argument("--folds", type=int, default=0, help="k folds (conversation i in fold i %% k); 0: leave one out")
-    h.add_argument("--budgets", type=ints, default=[1000, 2000, 4000], help="budgets in tokens")
-    h.add_argument("--noise", type=int, default=2, metavar="K", help="the noisy setting (noise 0 always runs)")
-    h.add_argument("--seeds", type=ints, default=[0, 1, 2, 3, 4], help="placement seeds for the held-out scores")
-    h.add_argument("--tune-seeds", type=ints, default=[0, 1], help="placement seeds for tuning")
-    h.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
-    h.add_argument("--no-final", action="store_true", help="skip the fit on all conversations")
-    h.add_argument("--model-out", metavar="PATH", help="write the need model fitted on all conversations here")
-    h.add_argument("--json", metavar="OUT", help="write everything as JSON")
-    h.set_defaults(func=cmd_holdout)
+    from cli import bench_holdout
+
+    bench_holdout.add_parser(sub, ints)
 
     t = sub.add_parser(
         "need-train",
@@ -150,119 +126,3 @@ def _provenance(model, pick: dict, files: list[dict], command: str, out: str) ->
         "held_out": {"log_loss": pick["log_loss"], "auc": pick["auc"], "per_kind": pick["per_kind"]},
         "libraries": {"scikit-learn": sklearn.__version__, "numpy": numpy.__version__},
     }
-
-
-def cmd_holdout(args) -> int:
-    from tqdm import tqdm
-
-    from bench import holdout
-    from memory.need_models import model_json
-
-    t0 = time.time()
-    path = Path(args.data)
-    convs, tables = _tables(path)
-    n = len(convs)
-    k = args.folds or n
-    groups = [[i for i in range(n) if i % k == f] for f in range(k)]
-    budgets, noises = tuple(args.budgets), (0, args.noise) if args.noise else (0,)
-    fits = [tuple(i for i in range(n) if i not in g) for g in groups] + ([] if args.no_final else [tuple(range(n))])
-    total = sum(holdout.tune_jobs(len(tr), budgets, noises) for tr in fits)
-    total += n * len(holdout.held_out_specs(holdout.START)) * len(budgets) * len(noises)
-    results: dict[tuple, list] = {}
-    fitted: dict[int, holdout.Fit] = {}
-    final = None
-    with (
-        ProcessPoolExecutor(max_workers=args.jobs) if args.jobs > 1 else _InProcess() as pool,
-        tqdm(total=total, desc="holdout", unit="run", file=sys.stderr) as bar,
-    ):
-
-        def mapper(fn, jobs):
-            return pool.map(fn, jobs)
-
-        for g, train in zip(groups + [None], fits):
-            f = holdout.fit(str(path), train, tables, mapper, budgets, noises, tuple(args.tune_seeds), bar.update)
-            if g is None:
-                final = f
-                continue
-            jobs = [
-                j
-                for held in g
-                for j in holdout.score_jobs(str(path), held, f, tables[held], budgets, noises, tuple(args.seeds))
-            ]
-            for key, res in zip((k for k, _ in jobs), pool.map(holdout.run_job, (j for _, j in jobs))):
-                results[key] = res
-                bar.update(1)
-            for held in g:
-                fitted[held] = f
-        bar.total = bar.n  # the tuning cache saved some of the runs counted up front
-        bar.refresh()
-    folds = list(range(n))
-    pooled = holdout.pool(results, budgets, noises, folds)
-    print(
-        f"Held-out LoCoMo ({path.name}: {n} conversations, {'leave one out' if k == n else f'{k} folds'}; "
-        f"placement random, seeds {','.join(map(str, args.seeds))} held out, "
-        f"{','.join(map(str, args.tune_seeds))} for tuning; words tokens)"
-    )
-    for held in folds:
-        f = fitted[held]
-        print(f"  held out {convs[held].sample_id}: need model {f.model.meta['model']}; tuned {_fmt_params(f.params)}")
-    print()
-    print(holdout.format_pooled(pooled))
-    if final is not None:
-        print(
-            f"\nfit on all {n} conversations (the shipped defaults): need model {final.model.meta['model']}; "
-            f"{_fmt_params(final.params)}"
-        )
-        if args.model_out:
-            Path(args.model_out).write_text(model_json(final.model))
-            print(f"wrote {args.model_out}")
-    print(f"time: {time.time() - t0:.0f} s with {args.jobs} worker process(es)")
-    if args.json:
-        out = {
-            "settings": {
-                "data": str(path),
-                "conversations": [c.sample_id for c in convs],
-                "folds": groups,
-                "budgets": budgets,
-                "noises": noises,
-                "seeds": args.seeds,
-                "tune_seeds": args.tune_seeds,
-                "grid": holdout.GRID,
-                "start": holdout.START,
-                "passes": holdout.PASSES,
-                "ablations": holdout.ABLATIONS,
-                "bootstrap": holdout.BOOTSTRAP,
-            },
-            "folds": [
-                {
-                    "held_out": convs[h].sample_id,
-                    "params": fitted[h].params,
-                    "need_model": fitted[h].model.meta,
-                    "tuning_trail": fitted[h].trail,
-                }
-                for h in folds
-            ],
-            "final": None
-            if final is None
-            else {"params": final.params, "need_model": final.model.as_dict(), "tuning_trail": final.trail},
-            **pooled,
-        }
-        Path(args.json).write_text(json.dumps(out, indent=1, default=str))
-    return 0
-
-
-class _InProcess:
-    """``--jobs 1``: the same calls, in this process (no pool to start)."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def map(self, fn, jobs):
-        return map(fn, jobs)
-
-
-def _fmt_params(p: dict) -> str:
-    return ", ".join(f"{k} {v}" for k, v in p.items())

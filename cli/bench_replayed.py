@@ -14,8 +14,8 @@ import os
 import statistics
 from pathlib import Path
 
-TEXT_POLICIES = "fifo,lru,accumulate,window,userfirst,largest,measured,measured[need_weight=0]"
-EVIDENCE_ALONE = "measured[need_weight=0]"
+TEXT_POLICIES = "fifo,lru,accumulate,window,userfirst,largest,measured,measured[need=0]"
+EVIDENCE_ALONE = "measured[need=0]"
 GOAL_EACH, GOAL_OVER_ACCUMULATE, GOAL_SYNTHETIC = 0.8, 0.1, 0.9
 
 
@@ -70,7 +70,7 @@ def register(sub, ints) -> None:
         type=_variants,
         default=_variants(TEXT_POLICIES),
         metavar="P[,P[k=v]...]",
-        help="policies; POLICY[NAME=NUMBER,...] sets parameters (measured[need_weight=0]: evidence alone)",
+        help="policies; POLICY[NAME=NUMBER,...] sets parameters (measured[need=0]: evidence alone)",
     )
     c.add_argument(
         "--far", type=int, default=40, help="without a needs file: a citation this far after its turn is a need"

@@ -13,17 +13,7 @@ import sys
 from pathlib import Path
 
 from bench.cites import ALL_RETRIEVERS, NO_KEY_RETRIEVERS, retriever
-
-
-def _names(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
-
-
-def _ints(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+from cli.bench_jobs import ints, names
 
 
 def register(sub, default_data: str) -> None:
@@ -44,15 +34,15 @@ def register(sub, default_data: str) -> None:
     p.add_argument("--data", default=default_data, help="LoCoMo JSON file (a list of conversations)")
     p.add_argument(
         "--retrievers",
-        type=_names,
+        type=names,
         default=list(NO_KEY_RETRIEVERS),
         help=f"comma-separated, from {', '.join(ALL_RETRIEVERS)} (default: those needing no key)",
     )
     p.add_argument("--placement", choices=("end", "earliest", "random"), default="random")
-    p.add_argument("--seeds", type=_ints, default=[0, 1, 2, 3, 4], help="placement seeds (pooled)")
+    p.add_argument("--seeds", type=ints, default=[0, 1, 2, 3, 4], help="placement seeds (pooled)")
     p.add_argument(
         "--conversations",
-        type=_names,
+        type=names,
         default=None,
         help="conversations to use: sample ids or 1-based positions (default: all)",
     )

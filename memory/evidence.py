@@ -11,14 +11,12 @@ by Python's own ``**`` for that reason.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from memory.arrivals import BLOCK, Arrivals, Calibration
 from memory.types import Citation, TurnState
-
-BLOCK = 16  # steps per block of the settled-evidence fold (see ``Evidence.measure``)
 
 _POWERS: dict[float, np.ndarray] = {}
 
@@ -143,7 +141,16 @@ class Evidence:
     decision costs a few array operations plus Python work for the few turns whose cache is stale.
     """
 
-    __slots__ = ("_by_turn", "_feedback", "_lag", "_fold", "_answers", "_mirror", "_recent", "_prior")
+    __slots__ = (
+        "_by_turn",
+        "_feedback",
+        "_lag",
+        "_fold",
+        "_answers",
+        "_mirror",
+        "_recent",
+        "_table",
+    )
 
     def __init__(self, by_turn: Mapping[int, Sequence[Citation]], feedback: Mapping[object, float], lag: int = 0):
         self._by_turn = by_turn
@@ -153,26 +160,32 @@ class Evidence:
         self._answers: dict[object, set[int]] = {}
         self._mirror: _Mirror | None = None
         self._recent: list[Citation] = []  # the log's cites in the open block (see ``measure_many``)
-        self._prior = np.full(64, np.nan)  # expected need at arrival, by turn number (NaN: unknown)
+        self._table = Arrivals()  # per turn: prior, role, first settled cite, restored
 
     # ----- the need estimator's prior: evidence a turn carries by arriving --------------------
-    def arrived(self, turn: int, prior: float | None) -> None:
-        """Note a turn's prior expected need (from the need estimator, once, at arrival)."""
-        if prior is not None and not (math.isfinite(prior) and prior >= 0.0):
-            raise ValueError(f"turn {turn}: prior must be a finite number >= 0 or None, got {prior!r}")
-        if turn >= len(self._prior):
-            self._prior = np.concatenate(
-                (self._prior, np.full(max(turn + 1, 2 * len(self._prior)) - len(self._prior), np.nan))
-            )
-        self._prior[turn] = np.nan if prior is None else float(prior)
+    def arrived(self, turn: int, prior: float | None, role: str | None = None) -> None:
+        """Note a turn's prior expected need (from the need estimator, once, at arrival) and its role."""
+        self._table.arrived(turn, prior, role)
+
+    def restored(self, turn: int) -> None:
+        """A turn came back after an eviction (a restore, a pin): stored as protected_since > arrived."""
+        self._table.restored(turn)
+
+    def column(self, name: str, numbers: np.ndarray) -> np.ndarray:
+        """``prior`` (NaN: none), ``role`` (``ROLE_CODES``) or ``restored`` of these turns, in order."""
+        return self._table.column(name, numbers)
 
     def priors(self, numbers: np.ndarray) -> np.ndarray:
-        """The priors of these turns (NaN where unknown), as a float64 array in their order."""
-        table = self._prior
-        if len(numbers) and int(numbers.max()) >= len(table):
-            self.arrived(int(numbers.max()), None)
-            table = self._prior
-        return table[numbers]
+        return self._table.column("prior", numbers)
+
+    @property
+    def with_assistant(self) -> bool:
+        """An assistant turn has arrived: a person's conversation with an assistant (else people's)."""
+        return self._table.assistant
+
+    def calibration(self, now: int, strength: float, numbers: np.ndarray) -> Calibration:
+        """The conversation's calibration of its priors by role, over ``numbers`` (``Arrivals``)."""
+        return self._table.calibration(now, strength, self._lag, numbers)
 
     @property
     def lag(self) -> int:
@@ -194,6 +207,7 @@ class Evidence:
         """A citation was appended to the log (in step order)."""
         if c.answer_turn is not None:
             self._answers.setdefault(c.answer_turn, set()).add(c.turn)
+        self._table.cited(c.turn, c.step, self._lag)
         recent = self._recent
         if recent and recent[0].step < c.step // BLOCK * BLOCK:
             self._close_blocks(c.step)  # keeps ``_recent`` to one block of cites

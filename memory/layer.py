@@ -111,7 +111,9 @@ class MemoryLayer:
         for t in sorted(turns, key=lambda t: t.number):
             t = TurnState(t.number, t.role, t.tokens, t.arrived, t.protected_since, t.active, t.pinned, t.prior)
             layer._turns[t.number] = t
-            layer._evidence.arrived(t.number, t.prior)
+            layer._evidence.arrived(t.number, t.prior, t.role)
+            if t.protected_since > t.arrived:
+                layer._evidence.restored(t.number)
             if t.active:
                 layer._active[t.number] = t
                 layer._columns.append(t)
@@ -223,7 +225,7 @@ class MemoryLayer:
         if number is not None and number != step:
             raise ValueError(f"turn {number} cannot arrive at step {step}: turn n arrives at step n")
         t = TurnState(step, role, tokens, arrived=step, protected_since=step, prior=prior)
-        self._evidence.arrived(step, prior)
+        self._evidence.arrived(step, prior, role)
         self.step = step
         self._turns[step] = t
         self._active[step] = t
@@ -313,6 +315,8 @@ class MemoryLayer:
     def _activate(self, t: TurnState) -> None:
         t.active = True
         t.protected_since = self.step
+        if t.protected_since > t.arrived:
+            self._evidence.restored(t.number)
         self._active[t.number] = t
         self._columns.append(t)
         self.used_tokens += t.tokens

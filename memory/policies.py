@@ -38,68 +38,62 @@ __all__ = [
 
 @dataclass
 class Measured(Policy):
-    """The default: demonstrated utility, measured at decision time after the lag.
+    """The default: a turn's need as a posterior, measured at decision time from the raw log.
 
-    Computed from the raw log when a decision is due (no running score), like a fixed-lag smoother:
-    what a turn got inside its own lag window is a *provisional* verdict on it, what it gets later
-    is *settled* evidence of far-apart reuse::
+    The need estimator's prior ``p`` (``TurnState.prior``: the probability, from the turn's text,
+    role and place at arrival, that a later question needs it; ``memory/need.py``) is the starting
+    belief. The conversation's evidence updates it in log-odds, so consistent evidence outweighs any
+    prior and a turn with no evidence keeps its prior (faded by the hazard)::
 
-        settled    = sum over cites after the lag window of weight * correctness * decay ** (now - step)
-        belief     = product over the cites inside the lag window of correctness ** weight
-        smoothed   = confirm * belief * decay ** (now - end of lag window)   (0 when uncited then)
-        quiet      = now - (step of the last settled cite with correctness > 0, else end of lag window)
-        rate       = sum of settled / sum of ages, over the candidates, now
-        excess     = max(0, settled - background * rate * age)
-                   + max(0, smoothed - verdict_cut * background * rate * quiet)
-        prior      = prior * size ** size_power * prior_decay ** age          (no learned prior)
-                   = need_weight * (p / mean p) ** need * size ** need_size_power * prior_decay ** age
-                                                  (the turn has a learned prior p, TurnState.prior)
-        trust      = 1 - verdict_prior + verdict_prior * belief   (1 when the lag window got no cites)
-        importance = (citations * excess + trust * prior) / size ** density
+        z          = logit(p)                                    (need 1; else sharpened about the mean)
+                   + recalibrate * log(factor of the turn's role)   (this conversation's own calibration)
+                   + need_size_power * log(size)
+                   + citations * excess                           (settled cites and the lag window's verdict)
+                   + log(max(trust, TRUST_FLOOR))                 (a wrong answer leaned on it early)
+                   + restored                                     (when it was brought back after an eviction)
+                   - hazard * quiet                               (steps since it was last shown needed)
+        importance = sigmoid(z) / size ** density                 (expected remaining need per token)
 
-    * ``correctness`` is 1, or ``wrong_weight`` when feedback said the citing answer was wrong, in
-      between for a partly right one (``evidence.credit``): the paper's demonstrated utility.
-    * Citations are evidence *about* a turn's need, not units of it. The lag window's cites give one
-      ``belief`` that the turn is one the conversation comes back to: the likelihood that every
-      answer leaning on it stood. A burst of cites after arrival counts once; one answer judged
-      wrong is evidence against the turn (x ``wrong_weight``) that right ones do not outweigh.
-      ``trust`` carries the belief to the prior: a turn a wrong answer leaned on early loses
-      ``verdict_prior`` of it (likely chatter); one not cited yet keeps it all, so its
-      confirmation may come after the lag window.
-    * ``rate`` is the candidates' mean settled utility per step of age, measured now: what a turn
-      earns by merely sitting in memory (noisy or habitual cites). Only the excess over
-      ``background`` x that share counts, so a turn that has been cited because it was always there
-      does not entrench itself (the accumulate failure when cites are polluted).
-    * The verdict goes stale at ``verdict_cut`` x that same measured rate per ``quiet`` step: a
-      step since the turn was last shown needed (a settled cite by an answer that stood, or its lag
-      window's end). So a turn the conversation keeps coming back to keeps its verdict, and the
-      shelf life is set by the log: where turns rarely get cited after their lag window (sharp,
-      far-apart reuse: a fact stated, confirmed, needed again 40-200 steps later) the rate is small
-      and a confirmed fact keeps its verdict as long as such reuse takes; where in-memory turns keep
-      getting cited (noisy retrieval) the rate is high and a verdict from a noisy cite expires fast.
-      The verdict is kept out of the rate (pooled in, it would cut settled reuse by its own weight).
-    * ``size`` is the turn's tokens over the candidates' mean (scale-free: any tokenizer or unit).
-      The *prior* is the evidence a turn carries by arriving, fading with age. On LoCoMo a long turn
-      is likelier to be needed even per token, hence ``size_power`` > 1.
-    * ``density`` makes importance value per token (knapsack order): a budget is spent in tokens.
-    * ``citations`` weighs what the citations say against the prior (0: the prior alone, an
-      ablation the holdout benchmark reports).
-    * ``p`` is the need estimator's prior (``TurnState.prior``: the probability, from the turn's
-      text and place at arrival, that a later question needs it; ``memory/need.py``), taken relative
-      to the mean over the candidates that have one, so it is scale-free like ``size``. A turn with
-      a learned prior gets the learned branch (``need_weight``, ``need``, ``need_size_power``: chosen
-      by ``lagmem bench holdout`` on LoCoMo, the estimator's training data); a turn without one (rows
-      stored before the estimator, the synthetic traces) keeps the size prior (``prior``,
-      ``size_power``). The two are separate because the learned prior knows about size already, and
-      a trace without priors should rank as it did without the estimator.
+    * ``excess`` is the evidence, as the lag-window smoother measures it::
 
-    ``need_weight``, ``need``, ``need_size_power``, ``prior_decay``, ``background`` and the lag are
-    what ``lagmem bench holdout`` selects (fitted on all dev conversations for the shipped values;
-    its held-out figures are the protocol's). The others were set on the four LoCoMo dev
-    conversations and the synthetic traces' seeds 0-4: in-sample (the lag-window terms, ``confirm``,
-    ``verdict_cut``, ``verdict_prior``, ``wrong_weight``, act only at lag > 0). At lag 0, with decay
-    = prior_decay = 1, background = size_power = density = 0 (uniform weights) the prior is one
-    constant added to every turn, so this ranks exactly like ``accumulate``.
+        settled  = sum over cites after the lag window of weight * correctness * decay ** (now - step)
+        belief   = product over the cites inside the lag window of correctness ** weight
+        verdict  = confirm * belief * decay ** (now - end of lag window)   (0 when uncited then)
+        quiet    = now - (step of the last settled cite with correctness > 0, else end of lag window)
+        rate     = sum of settled / sum of ages, over the candidates, now
+        excess   = max(0, settled - background * rate * age)
+                 + max(0, verdict - verdict_cut * background * rate * quiet)
+        trust    = 1 - verdict_prior + verdict_prior * belief   (1 when the lag window got no cites)
+
+      ``correctness`` is 1, or ``wrong_weight`` when feedback said the citing answer was wrong, in
+      between for a partly right one (``evidence.credit``): the paper's demonstrated utility. Only
+      the excess over ``background`` x the candidates' measured rate counts, so a turn cited because
+      it was always there (noisy or habitual cites) does not entrench itself, and a verdict goes
+      stale at ``verdict_cut`` x that rate per quiet step.
+    * ``hazard`` is the rate per step at which a need not shown again passes: the prior's odds fall
+      by ``exp(-hazard)`` per quiet step (for a small ``p``, ``p * exp(-hazard * age)``: a need whose
+      time has not come is less likely the longer it waits). It is fitted per kind of conversation:
+      ``hazard`` where people talk with each other (LoCoMo), ``hazard_assistant`` once an assistant
+      turn has arrived (a person and an assistant), by ``lagmem bench holdout``.
+    * The conversation's own calibration (``Evidence.calibration``) compares, per role, how many
+      turns past their lag window got a cite after it with how many their priors expected, and
+      multiplies each role's prior odds by that ratio (shrunk by ``calibration_strength``
+      pseudo-turns; 1 with no evidence or one role), so a conversation unlike the estimator's
+      training sets still learns which kinds of turns it comes back to.
+    * ``size`` is the turn's tokens over the candidates' mean (scale-free); ``density`` makes
+      importance need per token (knapsack order): a budget is spent in tokens.
+    * Ablations: ``need`` 0 is the evidence alone (every turn starts from the candidates' mean
+      log-odds), ``citations`` 0 with ``verdict_prior`` 0 and ``restored`` 0 the prior alone,
+      ``recalibrate`` 0 without the conversation's own calibration.
+
+    A turn without a learned prior (rows stored before the estimator, the synthetic traces) keeps
+    the additive size prior: ``importance = (citations * excess + trust * prior * size ** size_power *
+    prior_decay ** age) / size ** density``. At lag 0, with decay = prior_decay = 1, background =
+    size_power = density = 0 (uniform weights) that ranks exactly like ``accumulate``.
+
+    The lag and the constants ``lagmem bench holdout`` fits (its ``GRID``) are chosen on training
+    conversations only; the rest (the lag-window terms, ``wrong_weight``, the size prior) were set on
+    the LoCoMo dev conversations and the synthetic traces' seeds 0-4: in-sample.
     """
 
     # exponents lie in [0, 8]: with a million candidates of up to 1e9 tokens, size is in [1e-9, 1e6]
@@ -115,10 +109,14 @@ class Measured(Policy):
     confirm: float = param(4.0, 0.0, 1000.0)
     verdict_cut: float = param(4.0, 0.0, 1000.0)
     verdict_prior: float = param(1.0, 0.0, 1.0)
-    need_weight: float = param(2.5, 0.0, 1000.0)
-    need: float = param(2.0, 0.0, 8.0)
+    need: float = param(1.0, 0.0, 8.0)
     need_size_power: float = param(0.0, 0.0, 8.0)
-    citations: float = param(1.0, 0.0, 1000.0)
+    citations: float = param(0.5, 0.0, 1000.0)
+    hazard: float = param(0.01, 0.0, 1.0)
+    hazard_assistant: float = param(0.005, 0.0, 1.0)
+    restored: float = param(2.0, 0.0, 1000.0)
+    recalibrate: float = param(1.0, 0.0, 1.0)
+    calibration_strength: float = param(10.0, 0.01, 1e6)
     name = "measured"
     description = (
         "evicts the turn with the least demonstrated utility per token (lagged, decayed, correctness-weighted)"
@@ -175,7 +173,10 @@ class Measured(Policy):
             # the lag window's belief updates the prior; a turn never cited yet keeps it whole
             vp = self.verdict_prior
             trust = np.where(judged, (1.0 - vp) + vp * belief, 1.0)
-        return self._per_token(s, tokens, ages, now, evidence.priors(numbers), trust)
+        p = evidence.priors(numbers)
+        if np.isnan(p).all():
+            return self._per_token(s, tokens, ages, now, None, trust)
+        return self._posterior(s, tokens, ages, quiet, now, p, trust, numbers, evidence)
 
     def _excess(self, settled: np.ndarray, verdict: np.ndarray, ages: np.ndarray, quiet: np.ndarray) -> np.ndarray:
         """Settled evidence and verdict above the background rate measured over the candidates:
@@ -202,29 +203,22 @@ class Measured(Policy):
         tokens: np.ndarray,
         ages: np.ndarray,
         now: int,
-        p: np.ndarray | None = None,
+        p: None = None,
         trust: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Add the prior (faded) and divide by size ** density (size = tokens over the candidates'
-        mean). ``p``: the candidates' learned priors (NaN where a turn has none)."""
+        """Turns without a learned prior: add the size prior (faded) and divide by size ** density
+        (size = tokens over the candidates' mean)."""
         prior, size_power, density = self.prior, self.size_power, self.density
-        known = None if p is None else ~np.isnan(p)
-        if known is not None and not known.any():
-            known = None
-        if not (size_power or density or known is not None):
+        if not (size_power or density):
             if prior:
                 fade = powers(self.prior_decay, now)[ages] if self.prior_decay != 1.0 else 1.0
                 s = s + prior * (1.0 if trust is None else trust) * fade
             return s
         mean = int(tokens.sum()) / len(tokens) or 1.0
-        size = np.maximum(tokens, 1) / mean
-        sizes = size.tolist()
-        if prior or known is not None:
+        sizes = (np.maximum(tokens, 1) / mean).tolist()
+        if prior:
             fade = powers(self.prior_decay, now)[ages] if self.prior_decay != 1.0 else 1.0
-            grown = np.array([x**size_power for x in sizes]) if size_power else 1.0
-            term = prior * grown
-            if known is not None:
-                term = np.where(known, self._learned(p, known, sizes), term)
+            term = prior * (np.array([x**size_power for x in sizes]) if size_power else 1.0)
             if trust is not None:
                 term = term * trust
             s = s + term * fade
@@ -232,25 +226,74 @@ class Measured(Policy):
             s = s / np.array([x**density for x in sizes])
         return s
 
-    def _learned(self, p: np.ndarray, known: np.ndarray, sizes: list[float]) -> np.ndarray:
-        """``need_weight * (p / mean p) ** need * size ** need_size_power`` (where ``known``)."""
-        weight = self.need_weight
-        if not weight:
-            return np.zeros(len(p))
-        mean = math.fsum(p[known].tolist()) / int(known.sum())  # exactly rounded: order-free
-        rel = (np.where(known, p, 0.0) / mean if mean > 0.0 else np.where(known, 1.0, 0.0)).tolist()
-        need, nsp = self.need, self.need_size_power
-        out = np.array([x**need for x in rel]) if need else np.ones(len(rel))
-        if nsp:
-            out = out * np.array([x**nsp for x in sizes])
-        return weight * out
+    def _posterior(
+        self,
+        s: np.ndarray,
+        tokens: np.ndarray,
+        ages: np.ndarray,
+        quiet: np.ndarray,
+        now: int,
+        p: np.ndarray,
+        trust: np.ndarray | None,
+        numbers: np.ndarray,
+        evidence: Evidence,
+    ) -> np.ndarray:
+        """Turns with a learned prior: the posterior need in log-odds, per token (class docstring).
+        Turns without one among them keep the size prior (``_per_token``)."""
+        known = ~np.isnan(p)
+        n = len(p)
+        mean = int(tokens.sum()) / n or 1.0
+        sizes = (np.maximum(tokens, 1) / mean).tolist()
+        z = [_logit(x) for x in np.where(known, p, 0.5).tolist()]
+        need = self.need
+        if need != 1.0:
+            picked = [z[k] for k in known.nonzero()[0].tolist()]
+            centre = math.fsum(picked) / len(picked)  # exactly rounded: order-free
+            z = [centre + need * (x - centre) for x in z]
+        z = np.array(z)
+        if self.recalibrate:
+            cal = evidence.calibration(now, self.calibration_strength, numbers)
+            logs = np.array([math.log(f) for f in cal.factor])
+            z = z + self.recalibrate * logs[evidence.column("role", numbers)]
+        if self.need_size_power:
+            z = z + self.need_size_power * np.array([math.log(x) for x in sizes])
+        z = z + s  # the evidence, already weighted by ``citations``
+        if trust is not None:
+            z = z + np.array([math.log(x if x > TRUST_FLOOR else TRUST_FLOOR) for x in trust.tolist()])
+        if self.restored:
+            z = z + np.where(evidence.column("restored", numbers), self.restored, 0.0)
+        hazard = self.hazard_assistant if evidence.with_assistant else self.hazard
+        if hazard:
+            z = z - hazard * quiet
+        out = np.array([_sigmoid(x) for x in z.tolist()])
+        if self.density:
+            out = out / np.array([x**self.density for x in sizes])
+        if not known.all():
+            out = np.where(known, out, self._per_token(s, tokens, ages, now, None, trust))
+        return out
 
     def parts(self, candidates, evidence, now):
         """(prior part, evidence part) per candidate: the evidence part is the importance with the
         prior switched off, the prior part the rest (``importance = prior part + evidence part``)."""
         total = self.scores(candidates, evidence, now)
-        cited = replace(self, prior=0.0, need_weight=0.0).scores(candidates, evidence, now)
-        return [(t - c, c) for t, c in zip(total, cited)]
+        alone = replace(self, citations=0.0, verdict_prior=0.0, restored=0.0).scores(candidates, evidence, now)
+        return [(a, t - a) for t, a in zip(total, alone)]
+
+
+TRUST_FLOOR = 1e-4  # the most a lag window's wrong answers divide a prior's odds by (evidence can undo it)
+LOGIT_EDGE = 1e-6  # priors are read in [1e-6, 1 - 1e-6]: 0 and 1 would be beliefs no evidence moves
+
+
+def _logit(p: float) -> float:
+    p = LOGIT_EDGE if p < LOGIT_EDGE else 1.0 - LOGIT_EDGE if p > 1.0 - LOGIT_EDGE else p
+    return math.log(p / (1.0 - p))
+
+
+def _sigmoid(z: float) -> float:
+    if z >= 0.0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
 
 
 POLICIES: dict[str, type[Policy]] = {

@@ -118,8 +118,10 @@ class MemorySettings:
     policy: policy name; policy_params: its parameters (e.g. decay, window).
     """
 
-    budget: int = 2000
-    lag: int = 4
+    # a new conversation's budget and lag: what ``lagmem bench holdout`` chooses for a person and an
+    # assistant (docs/bench/holdout.json, "defaults"); a model profile may lower the budget
+    budget: int = 8000
+    lag: int = 0
     policy: str = "measured"
     low_watermark: float = 1.0
     pin_share: float = 0.5

@@ -19,6 +19,7 @@ import streamlit as st
 from assistant.store import NotFound
 from web import notices, whatif_panel
 from web.actions import restore, set_pin
+from web.calibration import calibration_text
 from web.chart_series import citation_series, importance_series
 from web.charts import budget_bar, citation_chart, importance_chart, timeline_chart
 from web.inspector_tables import (
@@ -261,6 +262,9 @@ def inspector(shell: Shell) -> None:
             ),
         },
     )
+    calibration = calibration_text(view.layer)
+    if calibration:
+        st.caption(calibration)
     turn_details(shell, view)
 
     st.subheader("Charts", anchor=False)

@@ -28,17 +28,27 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assistant.answering.answer import SELF_WORDS, Note, about_the_user, salient, states
-from assistant.retrieval.lexical import words
+from assistant.answering.answer import OPENERS, Note, salient
+from assistant.answering.message import SELF_WORDS, about_the_user, recalls, states
+from assistant.retrieval.lexical import STOP_WORDS, words
 
 KINDS = (
     ("name", re.compile(r"(?i)^\s*(who|whom)\b|\b(name|called|call)\b")),
-    ("time", re.compile(r"(?i)^\s*when\b|\b(what|which)\s+(day|date|time|month|year|weekday)\b")),
+    ("clock", re.compile(r"(?i)\b(what|which)\s+time\b|\bat what time\b|\bhow (late|early)\b")),
+    ("time", re.compile(r"(?i)^\s*when\b|\b(what|which)\s+(day|date|month|year|weekday)\b")),
     (
         "place",
         re.compile(
             r"(?i)^\s*where\b|\b(what|which)\s+(city|town|country|place|street|"
             r"hospital|school|village|island|state)\b"
+        ),
+    ),
+    ("colour", re.compile(r"(?i)\bcolou?rs?\b")),
+    (
+        "job",
+        re.compile(
+            r"(?i)\bwhat\s+(do|does|did)\s+[\w' ]+?\s+do\s*(for\s+(work|a\s+living))?\s*[?.!]*\s*$"
+            r"|\b(job|occupation|profession|career)\b|\bfor a living\b"
         ),
     ),
     ("number", re.compile(r"(?i)\bhow\s+(old|many|much|long)\b|\b(number|age)\b")),
@@ -47,9 +57,42 @@ _MONTHS = (
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec"
 )
-_DAYS = "monday tuesday wednesday thursday friday saturday sunday weekend tomorrow tonight today"
+_DAYS = "monday tuesday wednesday thursday friday saturday sunday weekend tomorrow tonight today yesterday"
+_PERIODS = "morning afternoon evening night week weekend month year spring summer autumn fall winter"
 TIME_WORDS = re.compile(
     rf"(?i)\b({'|'.join((_MONTHS + ' ' + _DAYS).split())})s?\b|\b\d{{1,2}}(:\d\d|\s?[ap]\.?m\b|st|nd|rd|th)\b"
+    rf"|\b(this|next|last|every|each|in the)\s+({'|'.join(_PERIODS.split())})\b|\b(ago|19\d\d|20\d\d)\b"
+)
+CLOCK = re.compile(
+    r"(?i)\b\d{1,2}[:.]\d\d\b|\b\d{1,2}\s?[ap]\.?m\b|o'clock|\b(noon|midday|midnight)\b|\bhalf past\b"
+    r"|\bquarter (past|to)\b|\bat (\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b"
+)
+_TIME_NAMES = frozenset((_MONTHS + " " + _DAYS).split())
+# where something is: a capitalised name, or a place said with a preposition ("in the shed",
+# "under the blue flowerpot", "at my mother's house"), not a date ("on the 12th")
+LOCATIVE = re.compile(
+    r"(?i)\b(in|at|on|under|behind|near|next to|beside|by|inside|outside|above|below|from|into|"
+    r"opposite|across from|between|upstairs|downstairs)\s+(the|a|an|my|our|his|her|their|your|this|that)\s+(?!\d)\w"
+)
+# a name said as one: "called rafa", "her name is Bernice", "my bf kwame" (lower-case names too)
+_PEOPLE = (
+    "bf gf boyfriend girlfriend husband wife partner son daughter brother sister mum mom mother dad "
+    "father friend cat dog kid boss neighbour neighbor cousin uncle aunt nephew niece landlord "
+    "landlady colleague teacher doctor dentist rabbit bunny hamster horse baby"
+)
+NAME_CUE = re.compile(
+    rf"(?i)\b(called|named|name is|name's|names are)\s+\w"
+    rf"|\b(my|our)\s+({'|'.join(_PEOPLE.split())})\s+(?P<who>[a-z]\w+)"
+)
+COLOURS = re.compile(
+    r"(?i)\b(red|orange|yellow|green|blue|purple|violet|pink|brown|black|white|grey|gray|silver|gold|"
+    r"golden|beige|navy|turquoise|teal|ginger|maroon|cream|tan|tabby)\b"
+)
+JOB = re.compile(
+    r"(?i)\b(work(s|ed|ing)?|job|profession|occupation|career|employed|retired|unemployed|teach(es|ing)?|"
+    r"student|studying)\b|\b(am|'m|is|'s|are|'re|was|were|be|been|became|become)\s+(an?|the)\s+(\w+\s+)?"
+    r"(\w+(er|or|ist|ian|ant|ent|eer|man|woman|ess)|nurse|vet|pilot|chef|cook|judge|clerk|nanny|"
+    r"mechanic|architect|surgeon|midwife|barista|plumber|electrician)\b"
 )
 NUMBER = re.compile(
     r"(?i)\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
@@ -59,8 +102,14 @@ NUMBER = re.compile(
 CORRECTION = re.compile(
     r"(?i)\b(actually|instead|correction|i meant|mixed (?:it|them|that|those) up|mixed up|misread|"
     r"typo|scratch that|change of plans?|changed|moved (?:it|me)|rescheduled|not anymore|"
-    r"no longer|wrong|oops)\b|\bnot\s+\w+\s*,?\s+but\b|,\s*not\s+\w+"
+    r"no longer|wrong|oops|make that|update|wait|mix(?:ed)? (?:it|them|that|those|these) up)\b"
+    r"|\bnot\s+\w+\s*,?\s+but\b|,\s*not\s+\w+"
 )
+
+# the question asks about the user as "I" ("What do I do?", "Where did I park?"), and a statement
+# of theirs speaks of themselves as "I"
+ASKS_ABOUT_ME = re.compile(r"(?i)\b(do|did|am|was|have|can|should|will|does)\s+i\b|\bi\s+(am|do|did|have)\b")
+I_START = re.compile(r"(?i)^\W*(i|i'm|i've|i'll|i'd)\b")
 
 GUESSES = 2
 RESCUE_DEPTH = 5  # the answer-kind rule looks this far down the ranker's user statements
@@ -74,14 +123,50 @@ def expected_kind(question: str) -> str | None:
     return None
 
 
-def has_kind(text: str, kind: str | None) -> bool:
+def _names(text: str) -> set[str]:
+    """Capitalised words inside a sentence and words with a digit, less days and months."""
+    return {w for w in salient(text) if w not in _TIME_NAMES}
+
+
+def _named(text: str) -> bool:
+    for m in NAME_CUE.finditer(text):
+        who = m.group("who")
+        if who is None or not (
+            who.lower() in STOP_WORDS or who.lower() in _TIME_NAMES or re.search(r"(ed|ing|s)$", who)
+        ):
+            return True
+    return False
+
+
+def _opening_name(text: str) -> bool:
+    """A sentence opens with what may be a name ("Mochi knocked my coffee off the desk"): a
+    capitalised word that is not a common word, a day or month, or a verb form. Only a "may be":
+    it keeps "I don't know" from being said, never makes a note the answer."""
+    for m in re.finditer(r"(?:^|[.!?]\s+)([A-Z][a-z]{2,})\b", text):
+        w = m.group(1).lower()
+        if w not in STOP_WORDS and w not in OPENERS and w not in _TIME_NAMES and not re.search(r"(ed|ing|ly|s)$", w):
+            return True
+    return False
+
+
+def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
+    """Does ``text`` hold a word of the answer's kind (``expected_kind``)?"""
     if kind is None:
         return True
     if kind == "time":
         return bool(TIME_WORDS.search(text))
+    if kind == "clock":
+        return bool(CLOCK.search(text))
     if kind == "number":
         return bool(NUMBER.search(text))
-    return bool(salient(text))  # a name or a place: a capitalised word inside a sentence
+    if kind == "colour":
+        return bool(COLOURS.search(text))
+    if kind == "job":
+        return bool(JOB.search(text))
+    if kind == "place":
+        return bool(_names(text) or LOCATIVE.search(text)) or (loose and _opening_name(text))
+    # a name: a capitalised word inside a sentence, or a name cue (``loose``: or a sentence's first word)
+    return bool(_names(text)) or _named(text) or (loose and _opening_name(text))
 
 
 def is_statement(c) -> bool:
@@ -91,25 +176,33 @@ def is_statement(c) -> bool:
 @dataclass(frozen=True)
 class Notes:
     """The notes an answer is built from, best first; ``sure``: they are citations, not guesses;
-    ``required``: words of a correction the answer must carry one of (empty: none)."""
+    ``required``: words of a correction the answer must carry one of (empty: none); ``unknown``:
+    memory holds nothing that answers, and the honest reply is "I don't know"."""
 
     notes: list[Note]
     sure: bool
     required: frozenset[str] = frozenset()
+    unknown: bool = False
 
 
 def _note(c, weight: float) -> Note:
     return Note(c.number, c.role, c.content, round(weight, 4), c.vector)
 
 
-def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUESSES) -> Notes:
+def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUESSES, current=None) -> Notes:
     """The notes for a question (``active``: the in-memory turns; ``retrieval``: the step's result
-    with ``cited`` and ``ranked``). Empty when nothing is cited and the question is not about the
-    user (a guess from memory would answer "How are you?" with a quote)."""
+    with ``cited`` and ``ranked``; ``current``: the fact the question's own message states, a turn
+    with number/role/content, or None). Empty when nothing is cited and the question is not about
+    the user (a guess from memory would answer "How are you?" with a quote); ``unknown`` when the
+    question recalls something about the user that no statement of theirs holds."""
     by_number = {c.number: c for c in active}
     ranked = [by_number[n] for n in retrieval.ranked if n in by_number]
     statements = [c for c in ranked if is_statement(c)]
     notes = [_note(by_number[c.turn], c.weight) for c in retrieval.cited if c.turn in by_number]
+    if current is not None:
+        # the fact was told in the same message as its question: that is what it asks about
+        notes.insert(0, _note(current, 1.0))
+        statements.insert(0, current)
     sure = bool(notes)
     # a cited reply of the assistant's echoes the user's statement just before it: the fact is in
     # the user's words ("A cello is a wonderful instrument" answers "I play the cello ...")
@@ -127,6 +220,12 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
             key=lambda c: (not is_statement(c), not SELF_WORDS.search(c.content)),
         )
         typed = [c for c in usable if is_statement(c) and has_kind(c.content, kind)]
+        typed = typed or [c for c in usable if is_statement(c) and has_kind(c.content, kind, loose=True)]
+        if kind is not None and ASKS_ABOUT_ME.search(question):
+            # among the statements holding the answer's kind, the user speaking as "I" first
+            typed.sort(key=lambda c: not I_START.match(c.content))
+        if not usable or (kind and not typed):
+            return Notes([], False, unknown=recalls(question))
         best = (typed[:1] + [c for c in usable if typed[:1] != [c]])[:guesses]
         notes = [_note(c, 1.0 - 0.1 * i) for i, c in enumerate(best)]
     elif kind and not any(n.role == "user" and has_kind(n.content, kind) for n in notes):
@@ -134,11 +233,32 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
         extra = [c for c in statements[:RESCUE_DEPTH] if c.number not in cited and has_kind(c.content, kind)]
         if extra:
             notes.append(_note(extra[0], min(n.weight for n in notes)))
-    return _corrected(notes, statements, kind, sure)
+    picked = _corrected(notes, statements, kind, sure, bool(ASKS_ABOUT_ME.search(question)))
+    if kind and not _answers_kind(picked.notes, kind) and (recalls(question) or _on_topic(picked, question)):
+        # "What time does my flight leave?" and only "I'm flying to Oslo on Friday" is known: the
+        # turns are about the question, but none holds what it asks for
+        return Notes([], False, unknown=True)
+    return picked
 
 
-def _corrected(notes: list[Note], statements: Sequence, kind: str | None, sure: bool) -> Notes:
-    """Replace each user note that a later correcting statement supersedes by that statement."""
+def _on_topic(picked: Notes, question: str) -> bool:
+    """Cited notes that share a word with the question ("Where is the meeting?" / "The meeting is
+    on Monday"): the conversation is about what is asked."""
+    asked = set(words(question))
+    return picked.sure and any(asked & set(words(n.content)) for n in picked.notes)
+
+
+def _answers_kind(notes: Sequence[Note], kind: str) -> bool:
+    """A note holds the answer's kind: a user statement's, or, without any, an assistant turn's
+    (the user's own words are the facts; the assistant's are evidence only when alone)."""
+    told = [n for n in notes if n.role == "user"]
+    return any(has_kind(n.content, kind, loose=True) for n in (told or notes))
+
+
+def _corrected(notes: list[Note], statements: Sequence, kind: str | None, sure: bool, mine: bool = False) -> Notes:
+    """Replace each user note that a later correcting statement supersedes by that statement; best
+    first (``mine``: the question asks about the user as "I", and among the statements holding the
+    answer's kind "I'm an electrician" comes before "My brother Yusuf is an accountant")."""
     out, required = [], set()
     for n in notes:
         fix = correction_of(n, statements, kind) if n.role == "user" else None
@@ -149,19 +269,33 @@ def _corrected(notes: list[Note], statements: Sequence, kind: str | None, sure: 
         new = salient(fix.content) - salient(n.content)
         required |= new or (set(words(fix.content)) - set(words(n.content)))
     kept = list({n.number: n for n in out}.values())  # two notes corrected by one turn: one note
-    kept.sort(key=lambda n: (not is_statement(n), not has_kind(n.content, kind), -n.weight, -n.number))
+    kept.sort(
+        key=lambda n: (
+            not is_statement(n),
+            not has_kind(n.content, kind),
+            mine and kind is not None and not I_START.match(n.content),
+            -n.weight,
+            -n.number,
+        )
+    )
     return Notes(kept, sure, frozenset(required))
 
 
 def correction_of(note: Note, statements: Sequence, kind: str | None = None):
     """The latest later user statement that corrects ``note``: it has a correction cue and shares
-    a word or a name/number with it (and, when the question wants a kind of word, holds one)."""
+    a word or a name/number with it (and, when the question wants a kind of word, holds one). The
+    user's very next statement needs no shared word when both hold a value of the question's kind:
+    people correct what they just said ("Dinner with Jonas is at 7:30." / "He just texted, make
+    that 8:15.")."""
     mine = set(words(note.content)) | salient(note.content)
+    later = [c for c in statements if c.number > note.number]
+    after = min(later, key=lambda c: c.number) if later else None
     found = None
-    for c in statements:
-        if c.number <= note.number or not CORRECTION.search(c.content):
+    for c in later:
+        if not CORRECTION.search(c.content) or not has_kind(c.content, kind):
             continue
         theirs = set(words(c.content)) | salient(c.content)
-        if mine & theirs and has_kind(c.content, kind) and (found is None or c.number > found.number):
+        follows = c is after and kind is not None and has_kind(note.content, kind)
+        if (mine & theirs or follows) and (found is None or c.number > found.number):
             found = c
     return found

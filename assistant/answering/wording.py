@@ -1,7 +1,7 @@
 """The fixed sentences the embedded default says itself, in the user's language.
 
 When the 135M model's text cannot be trusted the user gets a sentence of ours -- a quote of their
-own turn ("You told me (turn 3): ..."), "I am not sure; ...", "Noted." -- and a user who writes
+own turn ("You told me (turn 3): ..."), "I am not sure; ...", "Noted.", "I don't know; ..." -- and a user who writes
 Spanish should not get it in English. The language is guessed from the user's message by counting
 its function words (a handful of common European languages; anything else, or a tie, is English):
 a message is short, so a few frequent words decide, and no model is needed.
@@ -32,41 +32,51 @@ class Wording:
     said: str  # a quote of the assistant's own turn
     unsure: str  # before a guess: unsure + the quote (its first letter lower-cased)
     noted: str  # the acknowledgement of a statement
+    unknown: str  # a question about the user that nothing in memory answers
 
 
 WORDINGS = {
     "en": Wording(
-        "You told me (turn {n}): ", "I said (turn {n}): ", "I am not sure; the closest thing in memory: ", "Noted."
+        "You told me (turn {n}): ",
+        "I said (turn {n}): ",
+        "I am not sure; the closest thing in memory: ",
+        "Noted.",
+        "I don't know; you haven't told me that.",
     ),
     "es": Wording(
         "Me dijiste (turno {n}): ",
         "Yo dije (turno {n}): ",
         "No estoy seguro; lo más parecido en mi memoria: ",
         "Anotado.",
+        "No lo sé; no me lo has dicho.",
     ),
     "fr": Wording(
         "Tu m'as dit (tour {n}) : ",
         "J'ai dit (tour {n}) : ",
         "Je ne suis pas sûr ; le plus proche dans ma mémoire : ",
         "C'est noté.",
+        "Je ne sais pas ; tu ne me l'as pas dit.",
     ),
     "pt": Wording(
         "Você me disse (turno {n}): ",
         "Eu disse (turno {n}): ",
         "Não tenho certeza; o mais próximo na minha memória: ",
         "Anotado.",
+        "Não sei; você não me disse.",
     ),
     "de": Wording(
         "Du hast mir gesagt (Beitrag {n}): ",
         "Ich sagte (Beitrag {n}): ",
         "Ich bin nicht sicher; das Nächste in meinem Gedächtnis: ",
         "Notiert.",
+        "Das weiß ich nicht; das hast du mir nicht gesagt.",
     ),
     "it": Wording(
         "Mi hai detto (turno {n}): ",
         "Ho detto (turno {n}): ",
         "Non sono sicuro; la cosa più vicina nella mia memoria: ",
         "Preso nota.",
+        "Non lo so; non me l'hai detto.",
     ),
 }
 

@@ -15,7 +15,8 @@ One exchange, step 2. Pure functions around at most one LLM call; no storage acc
    ``json_schema`` with an integer enum, a llama.cpp JSON-object schema (or a GBNF grammar) with
    the same enum; otherwise free text, parsed for JSON and, as the last resort, ``[T12]`` markers.
 3. ``validate`` keeps only offered ids (others are dropped and counted, never recorded: contract
-   item 6), collapses duplicates, and checks each cite (rule below).
+   item 6), collapses duplicates, and checks each cite (rule below); a cite of an assistant turn
+   that repeats a user turn becomes a cite of the user's (``assistant.retrieval.echoes``).
 
 Every citation names its ``source`` (the ranker, plus the model when one chose:
 ``hybrid+gpt-4o-mini``) and carries the retriever's confidence as its ``weight``.
@@ -47,7 +48,7 @@ import numpy as np
 
 from assistant.errors import BadResponse
 from assistant.models.profile import ModelProfile
-from assistant.retrieval import hybrid
+from assistant.retrieval import echoes, hybrid
 from assistant.retrieval.cite_prompt import (  # noqa: F401  (the step's public names live here too)
     MARKER,
     SYSTEM_PROMPT,
@@ -61,6 +62,7 @@ from assistant.retrieval.cite_prompt import (  # noqa: F401  (the step's public 
     shown_text,
 )
 from assistant.retrieval.hybrid import DEFAULT_PARAMS, HybridParams, Ranking
+from assistant.retrieval.misses import Miss, find_misses, similarities  # noqa: F401  (the step's public names)
 
 # the retrieval step asks for at most 256 tokens (~1,000 characters); a reply 16 times longer
 # is a model ignoring max_tokens, and reading it (quadratic JSON scanning) would cost the request
@@ -101,15 +103,6 @@ class Cite:
 
     turn: int
     weight: float
-    similarity: float
-
-
-@dataclass(frozen=True, slots=True)
-class Miss:
-    """An evicted turn the retrieval step would have wanted (closer to the message than anything
-    offered); logged as a miss, or restored when the conversation allows a second chance."""
-
-    turn: int
     similarity: float
 
 
@@ -171,6 +164,7 @@ class RetrievalResult:
     timings: dict[str, float] = field(default_factory=dict)
     source: str = "retrieval"  # the citations' source: which retriever produced them
     ranked: tuple[int, ...] = ()  # every candidate, best first (the shortlist is its head)
+    confidence: dict[int, float] = field(default_factory=dict)  # hybrid ranker: every candidate's
 
     @property
     def cited_ids(self) -> tuple[int, ...]:
@@ -189,12 +183,6 @@ class RetrievalResult:
 # --------------------------------------------------------------------------- 1. shortlist
 
 
-def _similarities(message_vec: np.ndarray, vectors: Sequence[np.ndarray]) -> np.ndarray:
-    if not vectors:
-        return np.zeros(0, dtype=np.float32)
-    return np.vstack(vectors).astype(np.float32, copy=False) @ np.asarray(message_vec, np.float32)
-
-
 def shortlist(
     message_vec: np.ndarray,
     candidates: Sequence[Candidate],
@@ -202,18 +190,25 @@ def shortlist(
     pinned: Collection[int] = (),
     ranking: Ranking | None = None,
 ) -> list[Offered]:
-    """The turns to offer: every pinned candidate plus the ``k`` best ranked others.
+    """The turns to offer: every pinned candidate plus the ``k`` best ranked others, and the user
+    turns that offered assistant turns repeat (``assistant.retrieval.echoes``).
 
     ``candidates`` are the in-memory turns *before* the message (not the message's own turn).
     Ranking is by ``ranking.score`` when given (the hybrid ranker), else by cosine similarity;
     ties to the older turn. The result is in chronological order, the order the prompt shows.
     """
-    sims = _similarities(message_vec, [c.vector for c in candidates])
+    sims = similarities(message_vec, [c.vector for c in candidates])
     key = ranking.score if ranking is not None else sims
     pinned = set(pinned)
     ranked = hybrid.order(key, [c.number for c in candidates])
     chosen: list[int] = [i for i in ranked if candidates[i].number in pinned]
     chosen += [i for i in ranked if candidates[i].number not in pinned][: max(k, 0)]
+    # the user turn an offered assistant turn echoes is offered too (``echoes``: cited instead)
+    index = {c.number: i for i, c in enumerate(candidates)}
+    for i in list(chosen):
+        src = echoes.echoed(candidates[i], candidates)
+        if src is not None and index[src.number] not in chosen:
+            chosen.append(index[src.number])
     chosen.sort(key=lambda i: candidates[i].number)
     conf = (lambda i: round(float(ranking.confidence[i]), 4)) if ranking is not None else (lambda i: None)
     lex = (lambda i: int(ranking.overlap[i])) if ranking is not None else (lambda i: 0)
@@ -228,7 +223,7 @@ def rank_candidates(
 ) -> tuple[Ranking | None, list[int]]:
     """The hybrid ranking (None for the embeddings ranker) and every candidate's number, best first."""
     numbers = [c.number for c in candidates]
-    sims = _similarities(message_vec, [c.vector for c in candidates])
+    sims = similarities(message_vec, [c.vector for c in candidates])
     if config.ranker == "embeddings" or not candidates:
         return None, [numbers[i] for i in hybrid.order(sims, numbers)]
     if config.ranker != "hybrid":
@@ -338,7 +333,8 @@ def retrieve(
         structured = "none"
     ids = [o.number for o in offered]
     similarity = {o.number: o.similarity for o in offered}
-    common = {"source": _source(config, client), "ranked": tuple(ranked)}
+    conf = {} if ranking is None else {c.number: round(float(p), 4) for c, p in zip(candidates, ranking.confidence)}
+    common = {"source": _source(config, client), "ranked": tuple(ranked), "confidence": conf}
     if not offered:  # nothing to cite: no call
         return RetrievalResult(
             (),
@@ -357,6 +353,7 @@ def retrieve(
     if not config.ask_model:
         t0 = time.perf_counter()
         cites, rejected = ranker_cites(offered, config)
+        cites = echoes.prefer_user_words(cites, offered, Cite)
         timings.update(prompt_ms=0.0, llm_ms=0.0, validation_ms=_ms(t0))
         return RetrievalResult(
             tuple(ids), similarity, tuple(cites), tuple(rejected), 0, (), 0, "", "ranker", structured, timings, **common
@@ -381,6 +378,7 @@ def retrieve(
     quoted += [shown_text(t, config.max_chars) for t in quoted] + lines
     named, parsed_as = parse_ids(raw or "", quoted)
     cites, rejected, dropped, duplicates = validate(named, offered, config.check)
+    cites = echoes.prefer_user_words(cites, offered, Cite)
     result = RetrievalResult(
         offered=tuple(ids),
         offered_similarity=similarity,
@@ -397,19 +395,3 @@ def retrieve(
     )
     timings["validation_ms"] = _ms(t0)
     return result
-
-
-def find_misses(
-    message_vec: np.ndarray, evicted: Sequence[Candidate], best_offered_sim: float | None, threshold: float
-) -> list[Miss]:
-    """Evicted turns closer to the message than every offered turn, and at least ``threshold``.
-
-    Most similar first (ties: older first). With nothing offered, only the threshold applies.
-    """
-    sims = _similarities(message_vec, [c.vector for c in evicted])
-    misses = [
-        Miss(c.number, round(float(s), 6))
-        for c, s in zip(evicted, sims)
-        if float(s) >= threshold and (best_offered_sim is None or float(s) > best_offered_sim)
-    ]
-    return sorted(misses, key=lambda m: (-m.similarity, m.turn))

@@ -86,10 +86,13 @@ def test_extractive_quotes_the_best_user_statement_not_a_question():
     assert extractive(notes, sure=False).startswith("I am not sure")
 
 
-def test_grounded_prompt_shows_only_the_notes_without_ids():
+def test_grounded_prompt_shows_only_the_notes_without_ids_in_the_users_message():
     msgs = grounded_messages(NOTES, "Which city do I live in?")
-    assert "Lisbon, near the river" in msgs[0]["content"] and "[T" not in msgs[0]["content"]
-    assert msgs[-1] == {"role": "user", "content": "Which city do I live in?"}
+    assert [m["role"] for m in msgs] == ["system", "user"]
+    assert "Lisbon" not in msgs[0]["content"]  # the system role holds our instructions only
+    user = msgs[1]["content"]
+    assert "<notes>" in user and "Lisbon, near the river" in user and "[T" not in user
+    assert user.endswith("Question: Which city do I live in?")
 
 
 def grounded_service(store, llm, counter, threshold=None):
@@ -165,9 +168,9 @@ def test_a_statement_reply_inventing_names_becomes_an_acknowledgement(store, cou
     llm.enqueue("Eu está situada no Rio de Janeiro, no Brasil.")
     r = svc.ask(conv, "I live in Lisbon, near the river.")
     assert (r.answer, r.answered_by) == ("Noted.", "acknowledged")
-    llm.enqueue("Lisbon is a lovely place to live.")
+    llm.enqueue("Lisbon, how lovely!")
     r = svc.ask(conv, "I moved to Lisbon last year.")
-    assert (r.answer, r.answered_by) == ("Lisbon is a lovely place to live.", "model")
+    assert (r.answer, r.answered_by) == ("Lisbon, how lovely!", "model")
 
 
 def test_agreement_with_the_assistants_own_chatter_does_not_count():
@@ -188,8 +191,9 @@ def test_guesses_only_for_questions_about_the_user(store, counter):
     llm.enqueue("I am fine, thanks.")
     assert svc.ask(conv, "How are you today?").answer == "I am fine, thanks."
     r = svc.ask(conv, "Which city do I live in?")
-    assert r.answered_by == "extractive" and r.cited == []
+    assert r.answered_by == "extractive" and r.cited == [1]  # the guess names the turn it cites
     assert (
         r.answer
         == "I am not sure; the closest thing in memory: you told me (turn 1): I live in Lisbon, near the river."
     )
+    assert 0 < r.cite_weights[1] < 0.5  # a guess weighs what the ranker gave it, not a citation's 1.0

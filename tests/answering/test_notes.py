@@ -10,7 +10,8 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from assistant.answering.answer import Note, about_the_user, agrees, extractive, is_question, statement_reply
+from assistant.answering.answer import Note, agrees, extractive, statement_reply
+from assistant.answering.message import about_the_user, is_question
 from assistant.answering.notes import correction_of, expected_kind, select_notes
 from assistant.answering.wording import language
 from assistant.retrieval.step import Cite, RetrievalConfig
@@ -163,8 +164,8 @@ def test_fixed_sentences_are_in_the_users_language():
 
 
 def test_a_statement_reply_is_one_sentence():
-    llm = FakeLLM(default="What a lovely garden. I would plant roses and tulips and more.")
-    assert statement_reply(llm, "The garden is lovely today.", 37, WORDS) == ("What a lovely garden.", "model")
+    llm = FakeLLM(default="Sounds lovely. I would plant roses and tulips and more.")
+    assert statement_reply(llm, "The garden is lovely today.", 37, WORDS) == ("Sounds lovely.", "model")
 
 
 def test_the_service_answers_from_the_correction_in_the_users_language(store, counter):

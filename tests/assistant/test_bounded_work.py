@@ -55,6 +55,9 @@ def service(store, counter, embedder=None) -> ChatService:
     return svc
 
 
+PER_ITEM = ("INSERT INTO misses", "INSERT INTO evictions", "UPDATE turns SET state")
+
+
 class Reads:
     """Statements on both engines and rows returned to the read sessions, while active."""
 
@@ -66,8 +69,9 @@ class Reads:
         event.listen(Session, "do_orm_execute", self._orm)
 
     def _statement(self, conn, cursor, statement, *args):
-        # one statement per logged miss (at most the cap); every other statement once per exchange
-        if self.on and not statement.startswith("INSERT INTO misses"):
+        # one statement per logged miss (at most the cap) and per eviction (what the budget
+        # evicts, not the history); every other statement once per exchange
+        if self.on and not statement.startswith(PER_ITEM):
             self.statements += 1
 
     def _orm(self, state):

@@ -20,6 +20,7 @@ from assistant.store import MemoryStore
 from bench.fakes.embedder import HashEmbedder
 from bench.fakes.llm import FakeLLM
 from memory import transcript as T
+from memory.types import MemorySettings
 from storage.db import make_engine
 
 ROOT = Path(__file__).parents[2]
@@ -64,7 +65,7 @@ def test_a_bad_model_setting_when_the_store_opens_is_logged(db_url, caplog, monk
     monkeypatch.setenv("LAGMEM_LLM_TIMEOUT", "abc")
     with caplog.at_level(logging.WARNING, logger="assistant.runtime"):
         store = runtime.get_store(db_url)
-    assert store.default_settings.budget == 2000  # the memory's own default
+    assert store.default_settings.budget == MemorySettings().budget  # the memory's own default
     messages = [r.getMessage() for r in caplog.records if r.name == "assistant.runtime"]
     assert any("LAGMEM_LLM_TIMEOUT must be a number of seconds > 0" in m for m in messages), messages
 

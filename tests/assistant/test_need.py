@@ -144,9 +144,9 @@ def _layer(policy, priors, tokens=20, budget=1000):
 
 def test_measured_keeps_the_turn_the_estimator_expects_to_be_needed():
     priors = [0.5, 0.9, 0.1, 0.3]
-    layer = _layer(Measured(need_weight=1.0, prior_decay=1.0), priors, budget=60)
+    layer = _layer(Measured(hazard=0.0), priors, budget=60)
     assert [r.turn for r in layer.enforce_budget()] == [3]  # the lowest prior, not the oldest turn
-    ranking = [t.number for t, _ in _layer(Measured(need_weight=1.0), priors).ranking()]
+    ranking = [t.number for t, _ in _layer(Measured(), priors).ranking()]
     assert ranking == [3, 4, 1, 2]
 
 
@@ -160,11 +160,11 @@ def test_turns_without_a_prior_keep_the_size_prior():
         layer.cite([2])
         return [(t.number, s) for t, s in layer.ranking()]
 
-    assert scores(Measured(need_weight=5.0, need=2.0, need_size_power=1.0)) == scores(Measured())
+    assert scores(Measured(need=2.0, need_size_power=1.0, hazard=0.5, recalibrate=0.0)) == scores(Measured())
 
 
 def test_rebuilt_layer_scores_priors_bit_for_bit():
-    live = _layer(Measured(need_weight=2.0, need=2.0, need_size_power=0.5), [0.2, None, 0.7, 0.4, 0.05])
+    live = _layer(Measured(need=2.0, need_size_power=0.5), [0.2, None, 0.7, 0.4, 0.05])
     live.cite([2, 3], answer_turn=5)
     live.feedback(5, -0.5)
     rebuilt = MemoryLayer.from_state(
@@ -173,13 +173,13 @@ def test_rebuilt_layer_scores_priors_bit_for_bit():
         live.citations(),
         live.feedback_values(),
         step=live.step,
-        policy=Measured(need_weight=2.0, need=2.0, need_size_power=0.5),
+        policy=Measured(need=2.0, need_size_power=0.5),
     )
     assert [(t.number, s) for t, s in rebuilt.ranking()] == [(t.number, s) for t, s in live.ranking()]
 
 
 def test_parts_sum_to_the_importance():
-    layer = _layer(Measured(need_weight=1.0, background=0.0), [0.2, 0.8, 0.4, 0.6])
+    layer = _layer(Measured(background=0.0), [0.2, 0.8, 0.4, 0.6])
     layer.cite([1, 2])
     ts = layer.turns()
     parts = layer.policy.parts(ts, layer.evidence, layer.step)

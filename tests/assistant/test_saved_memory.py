@@ -99,7 +99,7 @@ def test_a_changed_memory_fails_with_a_readable_diff(tmp_path):
         check_snapshot(replay(path, budget=45))
     text = str(exc.value)
     assert "setting budget: 45 (expected 60)" in text
-    assert "turn 2: evicted at step 4 (expected at step 6)" in text  # read off the two timelines
+    assert "turn 2: evicted at step 4 (expected at step 7)" in text  # read off the two timelines
     assert "first step whose memory differs" in text
 
 
@@ -144,7 +144,7 @@ def test_plugin_update_then_check_then_diff(tmp_path):
     assert changed.returncode == 1
     assert (
         "differs from pins.timeline.json" in changed.stdout
-        and "turn 2: evicted at step 4 (expected at step 6)" in changed.stdout
+        and "turn 2: evicted at step 4 (expected at step 7)" in changed.stdout
     )
 
 

@@ -68,7 +68,7 @@ def test_synthetic_small_run(tmp_path, capsys):
                 "--jobs",
                 "1",
                 "--text-policies",
-                "accumulate,userfirst,measured,measured[need_weight=0]",
+                "accumulate,userfirst,measured,measured[need=0]",
                 "--json",
                 str(out),
             ]
@@ -76,7 +76,7 @@ def test_synthetic_small_run(tmp_path, capsys):
         == 0
     )
     res = json.loads(out.read_text())
-    assert [r["policy"] for r in res["results"]] == ["accumulate", "userfirst", "measured", "measured[need_weight=0]"]
+    assert [r["policy"] for r in res["results"]] == ["accumulate", "userfirst", "measured", "measured[need=0]"]
     assert all(r["reuses"] > 0 and 0 <= r["retention"] <= 1 for r in res["results"])
     assert {r["policy"] for r in res["trace_results"]} >= {"measured", "accumulate", "userfirst", "largest"}
     text = capsys.readouterr().out

@@ -177,7 +177,7 @@ def test_controlled_commands_write_and_score(tmp_path, capsys):
                 "--lag",
                 "6",
                 "--policies",
-                "fifo,accumulate,measured,measured[need_weight=0]",
+                "fifo,accumulate,measured,measured[need=0]",
                 "--json",
                 str(out),
             ]
@@ -188,7 +188,7 @@ def test_controlled_commands_write_and_score(tmp_path, capsys):
     res = json.loads(out.read_text())
     assert [r["conversation"] for r in res["results"]] == ["controlled-3.jsonl", "controlled-4.jsonl"]
     assert all(
-        r["needs"] == 4 and set(r["kept"]) == {"fifo", "accumulate", "measured", "measured[need_weight=0]"}
+        r["needs"] == 4 and set(r["kept"]) == {"fifo", "accumulate", "measured", "measured[need=0]"}
         for r in res["results"]
     )
     assert "goal: measured >= 0.8 in each conversation" in text and "mean >= accumulate + 0.1" in text

@@ -6,6 +6,7 @@ import pytest
 
 from bench import holdout, need_data
 from bench.fakes.embedder import HashEmbedder
+from bench.locomo import PERSON_ASSISTANT, TWO_PEOPLE
 from bench.protocol import QuestionResult
 from cli import bench as bench_cli
 from memory.need_models import model_from_dict
@@ -64,53 +65,27 @@ def test_holdout_command_fits_on_the_others_only(tmp_path, monkeypatch):
     monkeypatch.setenv("LAGMEM_BENCH_CACHE", str(tmp_path / "cache"))
     real = need_data.embeddings
     monkeypatch.setattr(need_data, "embeddings", lambda conv, embedder=None: real(conv, HashEmbedder()))
-    monkeypatch.setattr(holdout, "GRID", {"need": (0.0, 1.0), "lag": (0, 2)})
+    monkeypatch.setattr(holdout, "GRID", {"lag": (0, 2), "need": (0.0, 1.0), "hazard_assistant": (0.0, 0.1)})
+    monkeypatch.setattr(holdout, "BUDGETS", {TWO_PEOPLE: (60,), PERSON_ASSISTANT: (60, 90)})
     out = tmp_path / "h.json"
     model = tmp_path / "m.json"
-    assert (
-        bench_cli.main(
-            [
-                "bench",
-                "holdout",
-                "--data",
-                str(data),
-                "--budgets",
-                "60",
-                "--seeds",
-                "0",
-                "--tune-seeds",
-                "0",
-                "--jobs",
-                "1",
-                "--json",
-                str(out),
-                "--model-out",
-                str(model),
-            ]
-        )
-        == 0
-    )
+    argv = ["bench", "holdout", "--data", str(data), "--seeds", "0", "--tune-seeds", "0", "--jobs", "1"]
+    assert bench_cli.main([*argv, "--json", str(out), "--model-out", str(model)]) == 0
     res = json.loads(out.read_text())
-    for fold in res["folds"]:
+    assert [f["held_out"] for f in res["fits"]] == ["c0", "c1", "c2"]
+    for fold in res["fits"]:
         assert fold["held_out"] not in fold["need_model"]["trained_on"]
         assert len(fold["need_model"]["trained_on"]) == 2
         assert fold["params"]["need"] in (0.0, 1.0) and fold["params"]["lag"] in (0, 2, holdout.START["lag"])
+        assert fold["params"]["hazard_assistant"] == holdout.START["hazard_assistant"]  # no such conversation
     assert sorted(res["final"]["need_model"]["meta"]["trained_on"]) == ["c0", "c1", "c2"]
-    policies = {r["policy"] for r in res["table"]}
-    assert {
-        "measured",
-        "fifo",
-        "lru",
-        "accumulate",
-        "window",
-        "userfirst",
-        "largest",
-        "oracle",
-        "measured: prior alone",
-    } <= policies
-    assert {"userfirst", "largest", "best_baseline"} <= set(res["wins_ties_losses"])
-    for counts in res["wins_ties_losses"].values():
+    table = res["tables"]["within three"]
+    policies = {r["policy"] for r in table["table"]}
+    assert {*holdout.BASELINES, "oracle", *holdout.VARIANTS} <= policies
+    assert {"userfirst", "largest", "best_baseline"} <= set(table["wins_ties_losses"])
+    for counts in table["wins_ties_losses"].values():
         assert sum(counts.values()) == 3 * 2  # folds x budgets x noises
+    assert res["final"]["defaults"]["lag"] == res["final"]["params"]["lag"]  # no person-assistant file
     shipped = model_from_dict(json.loads(model.read_text()))  # either kind of model, as the app reads it
     assert shipped.meta["trained_on"] == res["final"]["need_model"]["meta"]["trained_on"]
     # the cache lives where it was told to, never in the repository

@@ -119,7 +119,9 @@ def test_cites_of_turns_not_offered_or_not_in_memory_are_dropped_and_counted():
 
 def test_negative_feedback_removes_the_weight_of_that_answer_s_citations():
     lay = layer(
-        budget=1000, policy="measured", policy_params={"decay": 1.0, "prior": 0.0, "background": 0.0, "density": 0.0}
+        budget=1000,
+        policy="measured",
+        policy_params={"decay": 1.0, "prior": 0.0, "background": 0.0, "density": 0.0, "citations": 1.0},
     )
     fill(lay, [1, 1, 1])
     lay.cite([1], answer_turn=3)

@@ -51,7 +51,14 @@ def test_every_parameter_of_every_policy_is_declared_with_a_range():
         assert list(cls().params()) == declared
         for key, spec in specs.items():
             assert spec.low <= getattr(cls(), key) <= spec.high and spec.kind in (int, float)
-    assert set(Measured.param_specs()) >= {"need_weight", "need", "need_size_power", "citations"}
+    assert set(Measured.param_specs()) >= {
+        "need",
+        "need_size_power",
+        "citations",
+        "hazard",
+        "hazard_assistant",
+        "recalibrate",
+    }
 
 
 @pytest.mark.parametrize(("policy", "name", "end"), ENDS, ids=[f"{p}-{n}-{e}" for p, n, e in ENDS])
@@ -111,7 +118,7 @@ def _check_contract(layer: MemoryLayer, records) -> int:
     [
         ({"need_size_power": 1e6}, "'need_size_power' must be a number in [0, 8]"),
         ({"need": -1000}, "'need' must be a number in [0, 8]"),
-        ({"need_weight": -1.0}, "'need_weight' must be a number in [0, 1000]"),
+        ({"hazard": 2.0}, "'hazard' must be a number in [0, 1]"),
         ({"citations": 1e9}, "'citations' must be a number in [0, 1000]"),
     ],
 )

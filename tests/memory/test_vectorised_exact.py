@@ -10,10 +10,12 @@ records and the same importances, compared with ``==`` on floats.
 import math
 import random
 
+import numpy as np
 import pytest
 
+from memory.arrivals import OTHER_ROLE, ROLE_CODES
 from memory.layer import MemoryLayer
-from memory.policies import Measured, Policy
+from memory.policies import TRUST_FLOOR, Measured, Policy, _logit, _sigmoid
 from memory.types import MemorySettings, PinRefused
 
 
@@ -46,9 +48,17 @@ class TurnByTurn(Measured):
             rate = math.fsum(settled) / total_age if total_age else 0.0
             cut = background * rate
             vcut = cut * self.verdict_cut
-        sized = self.size_power or self.density
+        known = [t.prior is not None for t in candidates]
+        sized = self.size_power or self.density or any(known)
         mean = (sum(t.tokens for t in candidates) / n) if sized else 1.0
         mean = mean or 1.0
+        if any(known):
+            logits = [_logit(t.prior) for t, k in zip(candidates, known) if k]
+            centre = math.fsum(logits) / len(logits)
+            factor = evidence.calibration(
+                now, self.calibration_strength, np.array([t.number for t in candidates], dtype=np.int64)
+            ).factor
+            hazard = self.hazard_assistant if evidence.with_assistant else self.hazard
         out = [0.0] * n
         for k, t in enumerate(candidates):
             u, v, age = settled[k], verdict[k], ages[k]
@@ -59,7 +69,26 @@ class TurnByTurn(Measured):
                     v = v - vcut * quiet[k]
                     v = v if v > 0.0 else 0.0
             s = u + v
+            if self.citations != 1.0:
+                s = self.citations * s
             size = max(t.tokens, 1) / mean if sized else 1.0
+            if known[k]:
+                z = _logit(t.prior)
+                if self.need != 1.0:
+                    z = centre + self.need * (z - centre)
+                if self.recalibrate:
+                    z = z + self.recalibrate * math.log(factor[ROLE_CODES.get(t.role, OTHER_ROLE)])
+                if self.need_size_power:
+                    z = z + self.need_size_power * math.log(size)
+                z = z + s
+                if vp and lag:
+                    z = z + math.log(max(trust[k], TRUST_FLOOR))
+                if self.restored:
+                    z = z + (self.restored if t.protected_since > t.arrived else 0.0)
+                if hazard:
+                    z = z - hazard * quiet[k]
+                out[k] = _sigmoid(z) / (size**self.density if self.density else 1.0)
+                continue
             if self.prior:
                 fade = self.prior_decay**age if self.prior_decay != 1.0 else 1.0
                 s += self.prior * (size**self.size_power if self.size_power else 1.0) * trust[k] * fade
@@ -69,13 +98,15 @@ class TurnByTurn(Measured):
         return out
 
 
-KNOBS = [
+KNOBS = [  # seeds not divisible by 4 give most turns a prior (the posterior), a tenth none (the size prior)
     {},
     dict(decay=0.95, background=2.0, wrong_weight=0.3),
     dict(verdict_prior=0.5, wrong_weight=0.2, confirm=3.0),
     dict(size_power=0.0, density=0.5, prior_decay=1.0),
     dict(prior=0.0, verdict_cut=0.0, density=0.0),
     dict(decay=1.0, prior_decay=1.0, size_power=0.0, density=0.0, background=0.0),
+    dict(need=2.0, need_size_power=0.5, citations=2.5, hazard=0.05, hazard_assistant=0.02, restored=1.5),
+    dict(need=0.0, recalibrate=0.5, calibration_strength=0.5, verdict_prior=0.3, density=0.0),
 ]
 
 
@@ -92,9 +123,11 @@ def test_vectorised_measured_equals_the_turn_by_turn_loop(seed):
         cites = [(n, rng.choice([1.0, 0.5, 2.0])) for n in rng.sample(active, min(len(active), rng.randint(0, 4)))]
         answer = step if rng.random() < 0.7 else None
         roll, target = rng.random(), rng.randint(1, step + 1)
+        role = rng.choice(["user", "user", "assistant", "system"]) if seed % 3 else "user"
+        prior = None if seed % 4 == 0 or rng.random() < 0.1 else rng.choice([0.0, 1.0, rng.random()])
         got = []
         for lay in (fast, slow):
-            out = [lay.add_turn("user", tokens).number, lay.cite(cites, answer_turn=answer)]
+            out = [lay.add_turn(role, tokens, prior=prior).number, lay.cite(cites, answer_turn=answer)]
             try:
                 if roll < 0.1:
                     lay.feedback(

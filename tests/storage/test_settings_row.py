@@ -39,7 +39,7 @@ def test_an_export_names_parameters_only_when_some_are_set(store):
         "lagmem": 1,
         "title": "plain",
         "budget": 90,
-        "lag": 4,
+        "lag": MemorySettings().lag,
         "policy": "measured",
         "low_watermark": 1.0,
         "pin_share": 0.5,

@@ -226,6 +226,13 @@ def test_inspector_shows_budget_turns_history_and_charts(svc):
     assert len(history) == len(svc.store.layer(conv).snapshot().evicted) or len(history) >= 1
 
 
+def test_inspector_shows_the_conversations_own_calibration(svc):
+    small_memory(svc, n=10)  # 20 turns: the fates of some in memory are known
+    at = inspector(svc)
+    captions = [c.value for c in at.caption if "Calibration from this conversation" in c.value]
+    assert len(captions) == 1 and "turns in memory" in captions[0] and "user" in captions[0]
+
+
 def test_pin_a_turn_from_the_table_is_stored(svc):
     conv = small_memory(svc)
     at = inspector(svc)

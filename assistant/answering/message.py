@@ -1,0 +1,117 @@
+"""What the user's message is: a question or a statement, about the user or not, and -- when it
+states a fact and asks about it at once -- which part states and which part asks.
+
+The embedded default answers a question from notes and acknowledges a statement, so this decides
+the path of every exchange. Rules of English chat, no model:
+
+* **A question** ends with a question mark or opens with a question word, unless the question is a
+  tag on a statement about the user ("I'm 34, can you believe it?"): then the user is telling.
+* **About the user**: the asking part speaks of the user ("When is my trip?"), not of the
+  assistant or the world ("Can you tell me a fact about the sea?": "me" in a request does not
+  count). Only then may memory be quoted when nothing was cited, and only then is "I don't know"
+  the honest reply when memory holds nothing.
+* **A fact and its question in one message** ("My sister Ana moves to Porto in June. Where is she
+  moving?"): the sentences (or the clause before ", so when ...") that state are the fact, the
+  rest is the question; the fact part counts when it shares a word with the question or the
+  question points back at it ("she", "it", "there").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from assistant.retrieval.lexical import words
+
+# question words, also as typed without the apostrophe ("whats my boyfriends name")
+QUESTION_START = re.compile(
+    r"(?i)\s*(what|whats|when|whens|where|wheres|who|whos|whom|whose|which|why|how|hows|do|does|did|is|are|"
+    r"can|could|tell me|remind me)\b"
+)
+WH = re.compile(r"(?i)\b(what|whats|when|whens|where|wheres|who|whos|whom|whose|which|why|how|hows)\b")
+SELF_WORDS = re.compile(r"(?i)\b(i|i'm|i'll|i've|i'd|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
+SELF_START = re.compile(r"(?i)^\s*(i|i'm|i'll|i've|i'd|my|we|we're|we'll|we've|our)\b")
+REQUEST = re.compile(r"(?i)\b(tell|give|show|help|let|teach|send|explain to)\s+(me|us)\b")
+# "Can you ...", "Could you ...": the user asks the assistant to do something, not to recall
+ASKS_A_FAVOUR = re.compile(r"(?i)^\s*(please\b|(can|could|would|will|should|shall)\s+(you|u|we)\b|let's\b)")
+POINTS_BACK = re.compile(r"(?i)\b(he|she|it|they|him|her|them|his|its|their|there|that|this)\b")
+SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
+CLAUSE_QUESTION = re.compile(
+    r"(?i),\s*(?:so|and|but|then)?\s*(?=(what|when|where|who|whom|whose|which|how|do|does|did|is|are|can)\b)"
+)
+
+
+def _clauses(text: str) -> list[str]:
+    return [c for c in re.split(r"[,;.!?:]+", text) if c.strip()]
+
+
+def is_question(message: str) -> bool:
+    """Does the user ask? A question mark or an opening question word -- unless the question is a
+    tag on a statement about the user ("I'm 34, can you believe it?", "We met on Friday, right?"):
+    then the user is telling, and gets a statement's reply."""
+    text = message.rstrip()
+    if not (text.endswith(("?", "？", "¿")) or QUESTION_START.match(text)):
+        return False
+    clauses = _clauses(text)
+    if len(clauses) < 2:
+        return True
+    last = clauses[-1]
+    tag = not WH.search(last) and not SELF_WORDS.search(last)
+    return not (tag and any(SELF_START.match(c) for c in clauses[:-1]))
+
+
+def states(text: str) -> bool:
+    """Does the user's turn state something? Not a question, or a question beside a statement
+    about themselves ("My name is Sam, what's yours?")."""
+    return not is_question(text) or any(SELF_START.match(c) and not WH.search(c) for c in _clauses(text))
+
+
+def about_the_user(message: str) -> bool:
+    """Does the question ask about the user ("When is my trip?"), not the assistant ("How are
+    you?", "My name is Sam, what's yours?": the asking part counts) or the world ("Can you tell me
+    a fact about the sea?": "me" in a request does not count)? Only then is a guess from memory
+    worth quoting when nothing was cited."""
+    clauses = _clauses(REQUEST.sub(" ", message))
+    asking = [i for i, c in enumerate(clauses) if QUESTION_START.match(c) or WH.search(c)]
+    part = clauses[asking[-1] :] if asking else clauses
+    return any(SELF_WORDS.search(c) for c in part)
+
+
+def recalls(question: str) -> bool:
+    """A question about the user that only memory can answer ("What's my dog called?", "Do I eat
+    meat?"), not a favour asked of the assistant ("Can you help me plan my week?"): when memory
+    holds nothing for it, the honest reply is "I don't know"."""
+    return is_question(question) and about_the_user(question) and not ASKS_A_FAVOUR.match(question)
+
+
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """A message split into what it states (``stated``, "" when nothing) and what it asks."""
+
+    stated: str
+    asked: str
+
+
+def split(message: str) -> Parts:
+    """The fact and the question of a message that holds both ("I parked on level 3, spot C12.
+    Where did I park?"; "My mum's birthday is on the 23rd, so when is her birthday?"). The fact
+    part is kept only when it is about the question: it shares a word with it, or the question
+    points back at it ("Where is *she* moving?"); "Hey, where did I park?" states nothing."""
+    text = message.strip()
+    sentences = [s for s in SENTENCE.split(text) if s.strip()]
+    if len(sentences) > 1:
+        asked = [s for s in sentences if is_question(s)]
+        told = [s for s in sentences if not is_question(s)]
+    else:
+        clauses = list(CLAUSE_QUESTION.finditer(text))  # the last one that opens with a question word
+        m = clauses[-1] if clauses else None
+        if m is None or not is_question(text):
+            return Parts("", text)
+        told, asked = [text[: m.start()].strip() + "."], [text[m.end() :].strip()]
+    if not asked or not told:
+        return Parts("", text)
+    stated, question = " ".join(told).strip(), " ".join(asked).strip()
+    shared = set(words(stated)) & set(words(question))
+    if not shared and not POINTS_BACK.search(question):
+        return Parts("", text)
+    return Parts(stated, question)

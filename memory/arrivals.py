@@ -1,0 +1,146 @@
+"""What the evidence keeps about each turn besides its citations: the need estimator's prior, the
+turn's role, the step of its first settled cite and whether it was ever brought back after an
+eviction; and, from those, the conversation's own calibration of its priors by role.
+
+All of it is a function of the log (the turns as stored, the citations in step order), so a layer
+rebuilt from the database holds the same table as the live one, and computes the same calibration.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+BLOCK = 16  # steps per block of the evidence's folds (``memory.evidence``)
+ROLE_NAMES = ("user", "assistant", "other")
+FACTOR_RANGE = (1e-12, 1e12)  # a factor outside it comes from overflowing priors: read as 1
+ROLE_CODES = {"user": 0, "assistant": 1}
+OTHER_ROLE = 2
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The conversation's verdict on its priors per role (``ROLE_NAMES``), at step ``start``: the
+    turns in memory past their lag window, how many got a cite after it, the sum of their priors, and the
+    factor on the odds of each role's prior (``Arrivals.calibration``)."""
+
+    start: int
+    turns: tuple[int, ...]
+    cited: tuple[int, ...]
+    expected: tuple[float, ...]
+    factor: tuple[float, ...]
+
+    def rows(self) -> list[dict]:
+        """One row per role that has turns (the inspector's table)."""
+        return [
+            {
+                "role": ROLE_NAMES[k],
+                "turns": self.turns[k],
+                "cited later": self.cited[k],
+                "expected by the prior": round(self.expected[k], 1),
+                "factor": round(self.factor[k], 2),
+            }
+            for k in range(len(ROLE_NAMES))
+            if self.turns[k]
+        ]
+
+
+class Arrivals:
+    """Per turn number: prior (NaN: none), role code, first settled cite's step (0: none), restored."""
+
+    __slots__ = ("prior", "role", "settled_at", "restored_", "assistant")
+
+    def __init__(self) -> None:
+        self.prior = np.full(64, np.nan)
+        self.role = np.zeros(64, dtype=np.int8)
+        self.settled_at = np.zeros(64, dtype=np.int64)
+        self.restored_ = np.zeros(64, dtype=bool)
+        self.assistant = False  # an assistant turn has arrived: a person-assistant conversation
+
+    def reserve(self, size: int) -> None:
+        have = len(self.prior)
+        if size <= have:
+            return
+        grow = max(size, 2 * have) - have
+        self.prior = np.concatenate((self.prior, np.full(grow, np.nan)))
+        self.role = np.concatenate((self.role, np.zeros(grow, dtype=np.int8)))
+        self.settled_at = np.concatenate((self.settled_at, np.zeros(grow, dtype=np.int64)))
+        self.restored_ = np.concatenate((self.restored_, np.zeros(grow, dtype=bool)))
+
+    def arrived(self, turn: int, prior: float | None, role: str | None) -> None:
+        if prior is not None and not (math.isfinite(prior) and prior >= 0.0):
+            raise ValueError(f"turn {turn}: prior must be a finite number >= 0 or None, got {prior!r}")
+        self.reserve(turn + 1)
+        self.prior[turn] = np.nan if prior is None else float(prior)
+        code = ROLE_CODES["user"] if role is None else ROLE_CODES.get(role, OTHER_ROLE)
+        self.role[turn] = code
+        if code == ROLE_CODES["assistant"]:
+            self.assistant = True
+
+    def restored(self, turn: int) -> None:
+        self.reserve(turn + 1)
+        self.restored_[turn] = True
+
+    def cited(self, turn: int, step: int, lag: int) -> None:
+        """A cite of ``turn`` at ``step`` was logged (in step order); turn n arrived at step n."""
+        self.reserve(turn + 1)
+        if not self.settled_at[turn] and step >= turn + lag:
+            self.settled_at[turn] = step
+
+    def column(self, name: str, numbers: np.ndarray) -> np.ndarray:
+        self.reserve(int(numbers.max()) + 1 if len(numbers) else 0)
+        return getattr(self, "restored_" if name == "restored" else name)[numbers]
+
+    def calibration(self, now: int, strength: float, lag: int, numbers: np.ndarray) -> Calibration:
+        """How often this conversation came back to each role's turns, against what their priors said.
+
+        Measured on ``numbers`` (the turns a decision scores: those in memory, so it costs what the
+        memory holds and a view of one page computes what the whole conversation's view computes)
+        whose lag window has ended by ``now``: per role, ``cited`` = those with a cite after their lag
+        window, ``expected`` = the sum of their priors. The factor is the role's rate of coming back
+        relative to the conversation's ``rate = cited / expected`` (all roles), the role's rate shrunk
+        toward the conversation's by ``strength`` pseudo-turns, each with the role's mean prior
+        ``mean_r`` and coming back at the conversation's rate (the mean of a Gamma-Poisson rate)::
+
+            factor = (cited_r + strength * mean_r * rate) / ((expected_r + strength * mean_r) * rate)
+
+        1 for every role while no such turn has been cited after its lag window, and among turns of
+        one role; a role the conversation comes back to more than its priors said gets more than 1,
+        one it comes back to less gets less. Only turns with a prior count.
+        """
+        n = len(ROLE_NAMES)
+        turns, cited, expected = [0] * n, [0] * n, [0.0] * n
+        self.reserve(int(numbers.max()) + 1 if len(numbers) else 0)
+        numbers = np.sort(numbers[numbers + lag <= now])  # turn order: the same sums in any view
+        if len(numbers):
+            p = self.prior[numbers]
+            known = ~np.isnan(p)
+            roles = self.role[numbers]
+            hit = known & (self.settled_at[numbers] > 0)
+            for code in range(n):
+                mine = known & (roles == code)
+                turns[code] = int(mine.sum())
+                if turns[code]:
+                    expected[code] = math.fsum(p[mine].tolist())
+                    cited[code] = int((hit & mine).sum())
+        total = math.fsum(expected)
+        rate = sum(cited) / total if total > 0.0 else 0.0
+        mean = [expected[k] / turns[k] if turns[k] else 0.0 for k in range(n)]  # a pseudo-turn's prior
+        factor = tuple(
+            1.0
+            if rate <= 0.0 or mean[k] <= 0.0 or turns[k] == sum(turns)
+            else _ratio(cited[k] + strength * mean[k] * rate, (expected[k] + strength * mean[k]) * rate)
+            for k in range(n)
+        )
+        return Calibration(now, tuple(turns), tuple(cited), tuple(expected), factor)
+
+
+def _ratio(a: float, b: float) -> float:
+    """``a / b``, or 1 where priors near the smallest float make it overflow or divide by zero (such
+    a factor says nothing)."""
+    if not (b > 0.0 and math.isfinite(a) and math.isfinite(b)):
+        return 1.0
+    f = a / b
+    return f if FACTOR_RANGE[0] <= f <= FACTOR_RANGE[1] else 1.0

@@ -1,0 +1,28 @@
+"""The inspector's sentence on the conversation's own calibration (``web.calibration``)."""
+
+from memory.layer import MemoryLayer
+from memory.policies import Measured
+from memory.types import MemorySettings
+from web.calibration import calibration_text
+
+
+def _layer(policy, roles=("user", "assistant")):
+    layer = MemoryLayer(MemorySettings(budget=10**6, lag=2), policy)
+    for n in range(1, 101):
+        layer.add_turn(roles[n % len(roles)], 20, prior=0.2)
+        if n % 4 == 0 and n > 6:
+            layer.cite([n - 6 if roles[(n - 6) % len(roles)] == "user" else n - 7], answer_turn=n)
+    return layer
+
+
+def test_the_caption_names_each_roles_factor():
+    text = calibration_text(_layer(Measured()))
+    assert text.startswith("Calibration from this conversation (the turns in memory, step 100)")
+    assert "user ×" in text and "assistant ×0." in text
+
+
+def test_one_role_uses_the_priors_as_they_are_and_other_policies_say_nothing():
+    assert "used as they are" in calibration_text(_layer(Measured(), roles=("user",)))
+    assert calibration_text(_layer(Measured(recalibrate=0.0))) is None
+    fifo = MemoryLayer(MemorySettings(budget=100, policy="fifo"))
+    assert calibration_text(fifo) is None

@@ -1,0 +1,39 @@
+"""The inspector's caption for the conversation's own calibration of the need prior: per role, how
+often this conversation came back to its turns against what their priors expected, and the factor
+``measured`` puts on their prior odds now (``memory.arrivals.Arrivals.calibration``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memory.policies import Measured
+
+
+def calibration_text(layer) -> str | None:
+    """One sentence for a ``measured`` memory whose turns have priors, else None."""
+    policy = layer.policy
+    if not isinstance(policy, Measured) or not policy.recalibrate:
+        return None
+    cal = layer.evidence.calibration(
+        layer.step, policy.calibration_strength, np.array(layer.active_numbers(), dtype=np.int64)
+    )
+    rows = cal.rows()
+    if not rows:
+        return None
+    if len(rows) == 1:
+        r = rows[0]
+        return (
+            f"Calibration from this conversation: the {r['turns']} turns in memory past their lag window are all "
+            f"{r['role']} turns ({r['cited later']} cited later, {r['expected by the prior']:.1f} expected by "
+            "the need prior), so their priors are used as they are."
+        )
+    parts = [
+        f"{r['role']} ×{r['factor']:.2f} ({r['cited later']} of {r['turns']} cited later, "
+        f"{r['expected by the prior']:.1f} expected)"
+        for r in rows
+    ]
+    return (
+        f"Calibration from this conversation (the turns in memory, step {cal.start}): the need prior's odds by role, "
+        + "; ".join(parts)
+        + ". Turns this conversation comes back to more than their priors said count more."
+    )
