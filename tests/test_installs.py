@@ -25,8 +25,9 @@ ROOT = Path(__file__).parent.parent
 BENCH_ONLY = ("sklearn", "scipy", "matplotlib", "tqdm")
 # the product: everything but bench/ and the benchmark commands
 PRODUCT_DIRS = ("assistant", "memory", "storage", "web", "pages", "cli")
-BENCH_COMMANDS = {"cli/bench.py", "cli/bench_jobs.py", "cli/bench_need.py", "cli/bench_replayed.py"}
-BENCH_COMMANDS |= {"cli/bench_synthetic.py", "cli/cites.py", "cli/probes.py"}
+# the benchmark commands: cli/bench*.py, and `bench cites` and `bench probes`
+BENCH_COMMANDS = {p.relative_to(ROOT).as_posix() for p in (ROOT / "cli").glob("bench*.py")}
+BENCH_COMMANDS |= {"cli/cites.py", "cli/probes.py"}
 
 # Installed first in the child: a finder that refuses the bench-only packages to any module of
 # this checkout, wherever the import statement sits (third-party libraries still get them).

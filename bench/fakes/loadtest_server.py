@@ -30,8 +30,9 @@ def retrieval_reply(prompt: str) -> str:
 
 
 def answer_reply(message: str) -> str:
-    m = _TAG.search(message)
-    tag = m.group(0) if m else "?"
+    # the person's message comes last, after any quoted cited turns (which carry their own tags)
+    tags = _TAG.findall(message)
+    tag = tags[-1] if tags else "?"
     return f"Noted {tag}: this is the fake model's short answer, with a few words to count."
 
 
