@@ -32,20 +32,12 @@ import numpy as np
 from bench import need_data
 from bench.locomo import Conversation
 from bench.need_data import TurnTable
-from memory.need import FEATURES
+from memory.need import FEATURES, ROLE_FEATURES
 from memory.need_models import NeedModel, Tree, TreeNeedModel
 
 NOVELTY = ("log_new_words", "frac_new")
 SIMILARITY = ("sim_prev", "sim_recent_question")
-ROLE = (
-    "assistant",
-    "prev_assistant",
-    "user_opens_session",
-    "log_session_user_index",
-    "log_words_vs_role",
-    "log_prev_user_words",
-    "with_assistant",
-)
+ROLE = ROLE_FEATURES
 FEATURE_SETS = {
     "text": tuple(n for n in FEATURES if n not in SIMILARITY + NOVELTY + ROLE),
     "text+novelty": tuple(n for n in FEATURES if n not in SIMILARITY + ROLE),

@@ -79,6 +79,16 @@ i'm i've you're that’s it’s i’m don't didn't can't know think feel feeling
 time things thing lot also well""".split()
 )
 
+# Who says the turn and where it stands in the exchange (the last features of the vector).
+ROLE_FEATURES = (
+    "assistant",
+    "prev_assistant",
+    "user_opens_session",
+    "log_session_user_index",
+    "log_words_vs_role",
+    "log_prev_user_words",
+    "with_assistant",
+)
 # Feature names, in the order of the vector ``features`` returns (the model file names them too).
 FEATURES = (
     "log_words",
@@ -99,14 +109,7 @@ FEATURES = (
     "log_prev_words",
     "log_new_words",
     "frac_new",
-    "assistant",
-    "prev_assistant",
-    "user_opens_session",
-    "log_session_user_index",
-    "log_words_vs_role",
-    "log_prev_user_words",
-    "with_assistant",
-)
+) + ROLE_FEATURES
 ROLE_TURNS = 20  # a turn's length is compared with the same role's turns among this many previous ones
 
 
