@@ -18,6 +18,15 @@ from storage.db import current_revision, make_engine, upgrade
 from storage.models import Base, CitationRow, EvictionRow, Turn
 
 
+def _advance_id_sequence(con) -> None:
+    """Rows inserted here with explicit ids, as an old database holds them: on PostgreSQL the
+    id sequence then stands where the app's own inserts would have left it (SQLite needs nothing)."""
+    if con.dialect.name == "postgresql":
+        con.execute(
+            text("SELECT setval(pg_get_serial_sequence('conversations', 'id'), (SELECT max(id) FROM conversations))")
+        )
+
+
 def test_models_and_migrations_agree(engine):
     with engine.connect() as conn:
         diff = compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
@@ -71,6 +80,8 @@ def test_upgrade_from_the_first_schema_keeps_the_data(db_url):
                 " VALUES (1, 1, 2, 1.0, 'retrieval', 2)"
             )
         )
+    with engine.begin() as con:
+        _advance_id_sequence(con)
     engine.dispose()
 
     engine = make_engine(db_url)  # migrates on open
@@ -109,6 +120,8 @@ def test_conversation_ids_are_never_reused_after_the_upgrade(db_url):
                 ),
                 {"id": conv, "t": f"turn of c{conv}", "no": False, "when": "2026-01-01 00:00:00"},
             )
+    with engine.begin() as con:
+        _advance_id_sequence(con)
     engine.dispose()
     engine = make_engine(db_url)
     assert current_revision(engine) == "0008"
