@@ -214,8 +214,9 @@ def texts(page) -> list[str]:
     out = []
     for m in messages(page).all():
         body = m.inner_text()
-        answer = re.search(r"Answer to [AB]\d\.", body)
-        out.append(answer.group(0) if answer else TAG.search(body).group(1))
+        answer, tag = re.search(r"Answer to [AB]\d\.", body), TAG.search(body)
+        # a bubble still being drawn has neither yet: its text stands in (and differs from both)
+        out.append(answer.group(0) if answer else tag.group(1) if tag else body.strip())
     return out
 
 
