@@ -16,23 +16,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run by hand from scripts/: the shared server helper is under tests/
+from tests.web.streamlit_server import CHROMIUM, free_port, start, stop, wait_healthy  # noqa: E402
+
 MESSAGES = ["My name is Marta and I have a cat called Pickles.", "What is the capital of Portugal?"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main() -> int:
@@ -48,51 +42,22 @@ def main() -> int:
         if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LAGMEM_LLM", "LAGMEM_DATABASE_URL")
     }
     env.update(LAGMEM_DATA_DIR=str(data), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    log = open(data / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    with open(data / "streamlit.log", "w") as log:
+        proc = start("app.py", port, env, log)
     try:
         url = f"http://127.0.0.1:{port}"
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=1).read()
-                break
-            except OSError:
-                time.sleep(0.2)
+        if not wait_healthy(url, proc, poll_s=0.2):
+            raise SystemExit(f"streamlit did not start: see {data / 'streamlit.log'}")
         return drive(url, data)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        stop(proc, wait_s=20)
 
 
 def drive(url: str, data: Path) -> int:
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox", "--disable-gpu"]
-        )
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
         page = browser.new_page(viewport={"width": 1280, "height": 1400})
         page.set_default_timeout(300_000)
         expect.set_options(timeout=300_000)

@@ -12,16 +12,15 @@ embedding model and the local model server if they are still loading, as a first
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
+sys.path.insert(0, str(ROOT))  # run by hand from scripts/: the shared server helper is under tests/
+from tests.web.streamlit_server import ARGS, CHROMIUM, free_port, start, stop, wait_healthy  # noqa: E402
 
 FIRST_TOKEN_JS = """() => {
   const msgs = [...document.querySelectorAll('[data-testid="stChatMessage"]')];
@@ -30,12 +29,6 @@ FIRST_TOKEN_JS = """() => {
   return [...last.querySelectorAll('[data-testid="stMarkdownContainer"]')]
     .some(el => !el.closest('[data-testid="stSpinner"]') && el.innerText.trim().length > 0);
 }"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main() -> int:
@@ -59,40 +52,13 @@ def main() -> int:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     t0 = time.monotonic()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start("app.py", port, env, subprocess.DEVNULL)
     try:
-        while True:
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=1).read()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() - t0 > 120:
-                    raise SystemExit("streamlit did not start")
-                time.sleep(0.05)
+        if not wait_healthy(url, proc, poll_s=0.05):
+            raise SystemExit("streamlit did not start")
         served = time.monotonic() - t0
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM,
-                args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-            )
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             page = browser.new_page()
             page.set_default_timeout(180_000)
             page.goto(url)
@@ -114,11 +80,7 @@ def main() -> int:
             second_token = time.monotonic() - t2
             browser.close()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc, wait_s=15)
     print(f"cores: {os.cpu_count()}  load average: {os.getloadavg()[0]:.1f}")
     print(f"streamlit run -> first page served (health check):  {served:6.2f} s")
     print(f"streamlit run -> chat page drawn in Chromium:         {drawn:6.2f} s")

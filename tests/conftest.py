@@ -69,6 +69,29 @@ def fresh_db_url(tmp_path: Path, name: str = "test") -> str:
     return _postgres_url(os.environ["LAGMEM_TEST_DATABASE_URL"])
 
 
+def count_rows(store, model, **where) -> int:
+    """How many rows of ``model`` the store's database holds with these column values."""
+    from sqlalchemy import func, select
+
+    with store.engine.connect() as c:
+        q = select(func.count()).select_from(model)
+        for k, v in where.items():
+            q = q.where(getattr(model, k) == v)
+        return c.execute(q).scalar_one()
+
+
+def read_only_url(db_url: str) -> str:
+    """The same database, opened read-only (SQLite's ``mode=ro``; PostgreSQL's read-only transactions)."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(db_url)
+    if url.get_backend_name() == "sqlite":
+        return f"sqlite:///file:{url.database}?mode=ro&uri=true"
+    return url.update_query_dict({"options": "-c default_transaction_read_only=on"}).render_as_string(
+        hide_password=False
+    )
+
+
 @pytest.fixture(params=backends())
 def db_url(request, tmp_path) -> str:
     """A fresh, empty database URL: SQLite always; PostgreSQL when LAGMEM_TEST_DATABASE_URL is set."""

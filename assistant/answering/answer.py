@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from assistant.answering.message import about_the_user, states
+from assistant.answering.note import OPENERS, Note, salient
 from assistant.answering.wording import WORDINGS, language
 from assistant.retrieval.lexical import STOP_WORDS, words
 
@@ -58,17 +58,6 @@ GROUNDED_PROMPT = (
     "same language as the question. If the notes do not contain the answer, say that you do not know."
 )
 IMPORTED_SYSTEM = "(A system message of the imported conversation, quoted: {text})"
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    """A cited turn as the answer step uses it."""
-
-    number: int
-    role: str
-    content: str
-    weight: float
-    vector: np.ndarray | None = None
 
 
 def answer_cap(budget: int | None) -> int:
@@ -202,21 +191,7 @@ class StreamCleaner:
         return text
 
 
-SALIENT = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'-]+|\b\w*\d\w*")
-
-
-def salient(text: str) -> set[str]:
-    """Names and numbers: capitalised words not opening a sentence, and anything with a digit."""
-    found = {m.group(0).lower() for m in SALIENT.finditer(text.strip())}
-    return {w for w in found if not w.startswith("i'")}  # "I'm", "I'll": the pronoun, not a name
-
-
 AS_THE_USER = re.compile(r"(?i)^\W*(i|i'm|i'll|i've|i'd)\b|\b(my|mine|myself|me|we|we're|we've|us|our|ours)\b")
-OPENERS = frozenset(
-    """yes no sure okay ok well sorry hello hi dear great certainly of according based
-as in on at for from to your you you're yours the this that these those it it's there here he she they
-""".split()
-)
 
 
 I_PHRASE = re.compile(r"(?i)\b(i|i'm|i'll|i've|i'd)\s+(\w+)")

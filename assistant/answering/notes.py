@@ -28,8 +28,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assistant.answering.answer import OPENERS, Note, salient
 from assistant.answering.message import SELF_WORDS, about_the_user, recalls, states
+from assistant.answering.note import OPENERS, Note, salient
 from assistant.retrieval.lexical import STOP_WORDS, words
 
 KINDS = (

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from bench.fakes.served import Served
 
 _IDS = re.compile(r"^\[T(\d+)\]", re.MULTILINE)
 _TAG = re.compile(r"\bw\d+-x\d+\b")
@@ -36,34 +37,16 @@ def answer_reply(message: str) -> str:
     return f"Noted {tag}: this is the fake model's short answer, with a few words to count."
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(Served):
     """``with FakeOpenAIServer() as srv: srv.base_url`` -- a daemon-threaded server on 127.0.0.1."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._httpd = _Server((host, port), _Handler)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="fake-openai", kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self._serve(_Server((host, port), _Handler))
 
     @property
     def base_url(self) -> str:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}/v1"
-
-    def start(self) -> FakeOpenAIServer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
 
 class _Server(ThreadingHTTPServer):

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from bench.fakes.served import Served
+
 # ---------------------------------------------------------------------------------- actions
 
 
@@ -113,7 +115,7 @@ class RecordedRequest:
 # ----------------------------------------------------------------------------------- server
 
 
-class FakeOpenAI:
+class FakeOpenAI(Served):
     """The scriptable server. ``base_url`` ends in ``/v1`` like OpenAI's."""
 
     def __init__(self, models: tuple[str, ...] = ("fake-model",)) -> None:
@@ -123,11 +125,9 @@ class FakeOpenAI:
         self._actions: deque[Action] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="fake-openai", kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        httpd.daemon_threads = True
+        self._serve(httpd)
 
     # -- lifecycle
     @property
@@ -138,21 +138,9 @@ class FakeOpenAI:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
     def stop(self) -> None:
         self._stopping.set()  # wakes hanging handlers
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeOpenAI:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().stop()
 
     # -- scripting
     def enqueue(self, *actions: Action | str) -> FakeOpenAI:

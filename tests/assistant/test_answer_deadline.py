@@ -10,26 +10,16 @@ import time
 import pytest
 
 from assistant.errors import LLMTimeout, Stopped
-from assistant.models.llm import LLMClient, LLMConfig
 from assistant.retrieval.step import CiteCheck, RetrievalConfig
 from assistant.service import ChatService
 from bench.fakes.embedder import HashEmbedder
 from bench.fakes.openai_http import Text, Trickle
+from tests.models.test_llm import client_for
 
 
 def _service(store, counter, server, deadline: float) -> ChatService:
-    config = LLMConfig(
-        backend="compatible",
-        base_url=server.base_url,
-        api_key="sk-fake",
-        model="fake-model",
-        timeout=1.0,
-        max_retries=0,
-        deadline=deadline,
-    )
-    return ChatService(
-        store, LLMClient(config), HashEmbedder(), counter, retrieval=RetrievalConfig(check=CiteCheck(None))
-    )
+    llm = client_for(server, timeout=1.0, max_retries=0, deadline=deadline)
+    return ChatService(store, llm, HashEmbedder(), counter, retrieval=RetrievalConfig(check=CiteCheck(None)))
 
 
 def _trickling(server, text: str = "slowly, ever so slowly, one letter at a time") -> None:

@@ -11,27 +11,18 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from assistant.replay import export_transcript, replay, settings_from
-from assistant.retrieval.step import CiteCheck, RetrievalConfig
-from assistant.service import ChatService
-from bench.fakes.embedder import HashEmbedder
 from bench.fakes.llm import FakeLLM
 from memory import transcript as T
 from memory.types import MemorySettings
 from storage.models import EvictionRow, MemoryEvent, MissRow, Turn
+from tests.assistant.test_service import missing_service
 
 
 def _lived(store, counter) -> int:
     """A conversation as the chat writes it: misses (one restored by the second chance), a cut
     answer, a pin, feedback, and priors the need model gave each turn as it arrived."""
     llm = FakeLLM()
-    svc = ChatService(
-        store,
-        llm,
-        HashEmbedder(),
-        counter,
-        retrieval=RetrievalConfig(k=1, check=CiteCheck(min_similarity=None)),
-        miss_threshold=0.3,
-    )
+    svc = missing_service(store, llm, counter)
     conv = store.create("lived", MemorySettings(budget=60, lag=0, policy="fifo"), auto_restore=True)
     svc.ask(conv, "the secret code word is marmalade")
     for i in range(5):

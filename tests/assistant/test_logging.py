@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
-
 from assistant import runtime
 from assistant.replay import replay, settings_from
 from assistant.service import ChatService
@@ -22,17 +20,9 @@ from bench.fakes.llm import FakeLLM
 from memory import transcript as T
 from memory.types import MemorySettings
 from storage.db import make_engine
+from tests.conftest import read_only_url
 
 ROOT = Path(__file__).parents[2]
-
-
-def _read_only(db_url: str) -> str:
-    url = make_url(db_url)
-    if url.get_backend_name() == "sqlite":
-        return f"sqlite:///file:{url.database}?mode=ro&uri=true"
-    return url.update_query_dict({"options": "-c default_transaction_read_only=on"}).render_as_string(
-        hide_password=False
-    )
 
 
 def test_vectors_that_cannot_be_stored_are_logged_and_the_exchange_reads_on(
@@ -50,7 +40,7 @@ def test_vectors_that_cannot_be_stored_are_logged_and_the_exchange_reads_on(
     store.engine.dispose()
 
     monkeypatch.chdir(tmp_path)
-    ro = ChatService(MemoryStore(make_engine(_read_only(db_url), migrate=False)), FakeLLM(), HashEmbedder(), counter)
+    ro = ChatService(MemoryStore(make_engine(read_only_url(db_url), migrate=False)), FakeLLM(), HashEmbedder(), counter)
     with caplog.at_level(logging.WARNING, logger="assistant.candidates"):
         active, evicted, _ = ro._memory_turns(conv, exclude=0)
     assert len(active) + len(evicted) == 6 and all(c.vector is not None for c in active)

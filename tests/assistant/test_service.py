@@ -29,6 +29,13 @@ def make_service(store, llm, counter, **kw):
     return ChatService(store, llm, HashEmbedder(), counter, retrieval=kw.pop("retrieval", NO_CHECK), **kw)
 
 
+def missing_service(store, llm, counter) -> ChatService:
+    """A service that offers one turn to the model and logs a miss below similarity 0.3."""
+    return make_service(
+        store, llm, counter, retrieval=RetrievalConfig(k=1, check=CiteCheck(min_similarity=None)), miss_threshold=0.3
+    )
+
+
 def contract_holds(store, conv_id):
     layer = store.layer(conv_id)
     snap = layer.snapshot()
@@ -157,14 +164,7 @@ def test_evictions_are_reported_with_the_exchange(store, llm, counter):
 
 def test_misses_are_logged_and_auto_restore_brings_the_turn_back(store, counter, engine):
     llm = FakeLLM()
-    svc = ChatService(
-        store,
-        llm,
-        HashEmbedder(),
-        counter,
-        retrieval=RetrievalConfig(k=1, check=CiteCheck(min_similarity=None)),
-        miss_threshold=0.3,
-    )
+    svc = missing_service(store, llm, counter)
     conv = store.create("t", MemorySettings(budget=40, lag=0, policy="fifo"), auto_restore=True)
     svc.ask(conv, "the secret code word is marmalade")
     for i in range(5):

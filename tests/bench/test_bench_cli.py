@@ -51,31 +51,18 @@ def test_locomo_small_run(tmp_path, capsys):
     assert plot.stat().st_size > 0
 
 
+def synthetic(tmp_path, *args: str) -> dict:
+    """``lagmem bench synthetic`` on seed 0, 120 turns, with ``args``: its JSON report."""
+    out = tmp_path / "s.json"
+    assert bench_cli.main(["bench", "synthetic", "--seeds", "0", "--turns", "120", *args, "--json", str(out)]) == 0
+    return json.loads(out.read_text())
+
+
 def test_synthetic_small_run(tmp_path, capsys):
     """The headline replays the traces as text through the product; the bare traces are the ablation."""
-    out = tmp_path / "s.json"
-    assert (
-        bench_cli.main(
-            [
-                "bench",
-                "synthetic",
-                "--seeds",
-                "0",
-                "--turns",
-                "120",
-                "--lags",
-                "0,4",
-                "--jobs",
-                "1",
-                "--text-policies",
-                "accumulate,userfirst,measured,measured[need=0]",
-                "--json",
-                str(out),
-            ]
-        )
-        == 0
+    res = synthetic(
+        tmp_path, "--lags", "0,4", "--jobs", "1", "--text-policies", "accumulate,userfirst,measured,measured[need=0]"
     )
-    res = json.loads(out.read_text())
     assert [r["policy"] for r in res["results"]] == ["accumulate", "userfirst", "measured", "measured[need=0]"]
     assert all(r["reuses"] > 0 and 0 <= r["retention"] <= 1 for r in res["results"])
     assert {r["policy"] for r in res["trace_results"]} >= {"measured", "accumulate", "userfirst", "largest"}

@@ -8,6 +8,7 @@ from bench import locomo, protocol
 from cli import bench as bench_cli
 from memory import layer as layer_mod
 from memory.policies import POLICIES
+from tests.bench.test_bench_cli import synthetic
 
 
 @pytest.mark.parametrize("name", sorted(POLICIES))
@@ -83,28 +84,7 @@ def test_cli_json_records_the_lag_each_policy_ran_with(tmp_path):
 
 
 def test_synthetic_runs_every_policy_at_one_lag_and_takes_a_confirmation_delay(tmp_path):
-    out = tmp_path / "s.json"
-    assert (
-        bench_cli.main(
-            [
-                "bench",
-                "synthetic",
-                "--seeds",
-                "0",
-                "--turns",
-                "120",
-                "--lags",
-                "2",
-                "--confirm",
-                "1,8",
-                "--no-text",
-                "--json",
-                str(out),
-            ]
-        )
-        == 0
-    )
-    res = json.loads(out.read_text())
+    res = synthetic(tmp_path, "--lags", "2", "--confirm", "1,8", "--no-text")
     from bench.synthetic import SYNTHETIC_LAG
 
     assert {r["lag"] for r in res["trace_results"]} == {SYNTHETIC_LAG} and res["results"] == []

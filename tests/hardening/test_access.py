@@ -5,7 +5,6 @@ never touches another user's conversation."""
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select
 
 from assistant.service import ChatService
 from assistant.store import MemoryStore, NotFound, OwnerScope
@@ -14,14 +13,7 @@ from bench.fakes.llm import FakeLLM
 from cli.main import main
 from storage.db import make_engine
 from storage.models import Turn
-
-
-def _count(store, model, **where) -> int:
-    with store.engine.connect() as c:
-        q = select(func.count()).select_from(model)
-        for k, v in where.items():
-            q = q.where(getattr(model, k) == v)
-        return c.execute(q).scalar_one()
+from tests.conftest import count_rows
 
 
 @pytest.mark.parametrize("nobody", [None, ""])
@@ -72,7 +64,7 @@ def test_the_cli_without_user_never_touches_another_users_conversation(db_url, c
 
     runtime.get_service(db_url, llm=FakeLLM(), embedder=HashEmbedder())
     assert main(["ask", "hello from the terminal", "--db", db_url]) == 0
-    assert _count(runtime_store, Turn, conversation_id=ana) == 2  # ana's conversation is untouched
+    assert count_rows(runtime_store, Turn, conversation_id=ana) == 2  # ana's conversation is untouched
     loose = [c for c in runtime_store.conversations() if c.id != ana]
     assert len(loose) == 1 and loose[0].owner is None
     assert main(["claim", str(loose[0].id), "--user", "bo", "--db", db_url]) == 0

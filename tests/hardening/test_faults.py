@@ -20,7 +20,6 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from assistant.errors import LLMError, LLMTimeout, StorageError
-from assistant.models.llm import LLMClient, LLMConfig
 from assistant.replay import export_transcript, replay, settings_from
 from assistant.retrieval.step import CiteCheck, RetrievalConfig
 from assistant.service import ChatService
@@ -33,6 +32,8 @@ from memory.types import MemorySettings
 from storage import repo
 from storage.db import make_engine
 from storage.models import CitationRow, EvictionRow
+from tests.conftest import read_only_url
+from tests.models.test_llm import client_for
 
 KILLS = int(os.environ.get("LAGMEM_CRASH_KILLS", "10"))
 SETTINGS = MemorySettings(budget=150, lag=2, policy="measured")
@@ -175,19 +176,9 @@ FAULTS = {
 
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_model_server_faults_keep_the_users_turn_and_retry_works(fault, fake_openai, db_url, counter, tmp_path):
-    llm = LLMClient(
-        LLMConfig(
-            backend="compatible",
-            base_url=fake_openai.base_url,
-            api_key="sk-fake",
-            # 3 s: a healthy answer from the local fake arrives well within it even on a
-            # loaded machine; the hangs above outlast it
-            model="fake-model",
-            timeout=3.0,
-            max_retries=0,
-            structured="json_object_schema",
-        )
-    )
+    # 3 s: a healthy answer from the local fake arrives well within it even on a loaded machine; the
+    # hangs above outlast it
+    llm = client_for(fake_openai, timeout=3.0, max_retries=0, structured="json_object_schema")
     store = MemoryStore(make_engine(db_url))
     svc = ChatService(store, llm, HashEmbedder(), counter, retrieval=NO_CHECK)
     conv = store.create("faults", MemorySettings(budget=60, lag=1))
@@ -257,15 +248,6 @@ def test_a_full_disk_is_a_clear_error_and_corrupts_nothing(tmp_path, counter):
     svc.store.engine.dispose()
 
 
-def _read_only_url(db_url: str) -> str:
-    url = make_url(db_url)
-    if url.get_backend_name() == "sqlite":
-        return f"sqlite:///file:{url.database}?mode=ro&uri=true"
-    return url.update_query_dict({"options": "-c default_transaction_read_only=on"}).render_as_string(
-        hide_password=False
-    )
-
-
 def test_a_read_only_database_is_a_clear_error_and_stays_intact(db_url, counter, tmp_path, monkeypatch):
     svc = _service(db_url, counter)
     make_engine(db_url).dispose()
@@ -277,7 +259,7 @@ def test_a_read_only_database_is_a_clear_error_and_stays_intact(db_url, counter,
     svc.store.engine.dispose()
 
     monkeypatch.chdir(tmp_path)
-    ro = _service(_read_only_url(db_url), counter)
+    ro = _service(read_only_url(db_url), counter)
     assert [c.id for c in ro.store.conversations()] == [conv]  # reading works
     for attempt in (lambda: ro.send(conv, "this cannot be stored"), lambda: ro.store.rename(conv, "new title")):
         with pytest.raises(StorageError) as err:

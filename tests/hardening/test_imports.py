@@ -10,7 +10,6 @@ import threading
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
 
 from assistant.replay import export_transcript, replay, settings_from
 from assistant.service import ChatService
@@ -22,14 +21,7 @@ from memory import transcript as T
 from memory.types import MemorySettings
 from storage.db import make_engine
 from storage.models import Conversation, Turn
-
-
-def _count(store, model, **where) -> int:
-    with store.engine.connect() as c:
-        q = select(func.count()).select_from(model)
-        for k, v in where.items():
-            q = q.where(getattr(model, k) == v)
-        return c.execute(q).scalar_one()
+from tests.conftest import count_rows
 
 
 def _big(n: int, budget: int = 10**6) -> T.Transcript:
@@ -77,15 +69,15 @@ def test_another_users_exchange_completes_while_a_large_import_is_being_written(
     exchanged.set()
     t.join(120)
     assert "error" not in result, result.get("error")
-    assert answer.answer_turn == 2 and _count(other, Turn, conversation_id=bo) == 2
+    assert answer.answer_turn == 2 and count_rows(other, Turn, conversation_id=bo) == 2
     conv = result["log"].conversation_id
-    assert _count(other, Turn, conversation_id=conv) == 20_000
+    assert count_rows(other, Turn, conversation_id=conv) == 20_000
     assert other.conversation(conv, owner="ana").step == 20_000
     assert result["log"].write.chunks > 2 and result["log"].timeline == []
 
 
 def test_an_import_that_fails_while_writing_leaves_nothing(store, counter, monkeypatch):
-    before = (_count(store, Conversation), _count(store, Turn))
+    before = (count_rows(store, Conversation), count_rows(store, Turn))
     calls = []
     write = store.write_rows
 
@@ -98,7 +90,7 @@ def test_an_import_that_fails_while_writing_leaves_nothing(store, counter, monke
     monkeypatch.setattr(store, "write_rows", failing)
     with pytest.raises(OSError):
         replay(store, _big(6000), counter, MemorySettings(budget=10**6), atomic=True)
-    assert (_count(store, Conversation), _count(store, Turn)) == before
+    assert (count_rows(store, Conversation), count_rows(store, Turn)) == before
 
 
 def test_an_import_gives_the_same_conversation_as_a_replay_line_by_line(store, counter):
@@ -136,7 +128,7 @@ def test_a_stale_pending_import_is_swept(store, counter):
     )
     assert store.sweep_imports(older_than_seconds=3600) == 0
     assert store.sweep_imports(older_than_seconds=0) == 1
-    assert _count(store, Conversation) == 0 and _count(store, Turn) == 0
+    assert count_rows(store, Conversation) == 0 and count_rows(store, Turn) == 0
 
 
 def test_file_limits_are_clear_errors(monkeypatch):

@@ -8,6 +8,7 @@ import pytest
 from assistant.service import ChatService
 from bench.fakes.embedder import HashEmbedder
 from bench.fakes.llm import FakeLLM
+from tests.models.test_llm import client_for
 
 
 def test_model_output_past_the_cap_is_a_bad_response(fake_openai, monkeypatch):
@@ -16,16 +17,7 @@ def test_model_output_past_the_cap_is_a_bad_response(fake_openai, monkeypatch):
     from bench.fakes.openai_http import Text
 
     monkeypatch.setattr(llm, "MAX_OUTPUT_CHARS", 100)
-    client = llm.LLMClient(
-        llm.LLMConfig(
-            backend="compatible",
-            base_url=fake_openai.base_url,
-            api_key="sk-fake",
-            model="fake-model",
-            timeout=2.0,
-            max_retries=0,
-        )
-    )
+    client = client_for(fake_openai, timeout=2.0, max_retries=0)
     messages = [{"role": "user", "content": "hi"}]
     fake_openai.reply("x" * 100, "y" * 101)
     assert client.complete(messages) == "x" * 100

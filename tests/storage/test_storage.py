@@ -143,14 +143,21 @@ def _exchange(store, conv_id, n_tokens=12, cites=(1,)):
         return tx.enforce("arrival", t.number)
 
 
-def test_rebuilt_state_equals_the_live_state(store):
+def _lived(store, turns: int) -> int:
+    """A conversation of ``turns`` turns of 7 to 11 tokens, the i-th (from 0) citing turns 1 and i; after
+    the sixth, turn 2 is pinned and turn 5 judged down."""
     conv = store.create("t", MemorySettings(budget=50, lag=1, pin_share=0.5))
-    for i in range(20):
+    for i in range(turns):
         _exchange(store, conv, 7 + i % 5, cites=(1, i))
         if i == 5:
             with store.transaction(conv) as tx:
                 tx.pin(2)
                 tx.feedback(5, -1)
+    return conv
+
+
+def test_rebuilt_state_equals_the_live_state(store):
+    conv = _lived(store, 20)
     live = store._cache.get(conv)[1]
     rebuilt = store.layer(conv)
     assert rebuilt.snapshot() == live.snapshot()
@@ -330,13 +337,7 @@ def test_cause_and_cause_turn_survive_the_round_trip(store):
 
 
 def test_the_view_rebuilds_the_layer_the_store_rebuilds(store):
-    conv = store.create("t", MemorySettings(budget=50, lag=1, pin_share=0.5))
-    for i in range(12):
-        _exchange(store, conv, 7 + i % 5, cites=(1, i))
-        if i == 5:
-            with store.transaction(conv) as tx:
-                tx.pin(2)
-                tx.feedback(5, -1)
+    conv = _lived(store, 12)
     view, ref = store.view(conv), store.layer(conv)
     assert view.layer.snapshot() == ref.snapshot()
     assert view.layer.ranking() == ref.ranking()

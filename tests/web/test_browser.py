@@ -16,22 +16,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from bench.fakes.openai_http import FakeOpenAI, Hang
+from tests.web.streamlit_server import ARGS, CHROMIUM, need_chromium, serving
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).parents[2]
-CHROMIUM = "/usr/bin/chromium"
 # LAGMEM_SCREENSHOTS=docs/screenshots refreshes the README's pictures; otherwise they go to a temp
 # dir, so a test run never changes tracked files.
 SHOTS = (
@@ -39,7 +34,6 @@ SHOTS = (
     if os.environ.get("LAGMEM_SCREENSHOTS")
     else Path(tempfile.mkdtemp(prefix="lagmem-shots-"))
 )
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 MESSAGES = [
     "My cat is called Miso and she is three years old.",
     "I live in Lisbon, near the river.",
@@ -47,12 +41,6 @@ MESSAGES = [
     "I work as a carpenter, mostly making tables.",
     "What is my cat called?",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 SLOW_FIRST_ANSWER = 5.0  # seconds the fake model takes before it writes the first answer
@@ -77,10 +65,8 @@ def responder(req) -> str | Hang:
 
 @pytest.fixture
 def app_server(tmp_path, db_url, fake_openai: FakeOpenAI):
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/sysdeps.sh)")
+    need_chromium()
     fake_openai.responder = responder
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("LAGMEM_LLM", "LAGMEM_EMBEDDINGS")}
     env.update(
         OPENAI_BASE_URL=fake_openai.base_url,
@@ -91,47 +77,8 @@ def app_server(tmp_path, db_url, fake_openai: FakeOpenAI):
         HF_HUB_OFFLINE="1",
         NO_PROXY="127.0.0.1,localhost",
     )
-    log = open(tmp_path / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--browser.gatherUsageStats",
-            "false",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=1).read()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("streamlit did not start: " + (tmp_path / "streamlit.log").read_text()[-2000:])
-                time.sleep(0.1)
+    with serving("app.py", env, tmp_path / "streamlit.log") as url:
         yield url, db_url, tmp_path / "streamlit.log"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 def settle(page) -> None:

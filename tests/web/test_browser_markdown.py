@@ -7,20 +7,15 @@ browser must never ask the attacker's host for anything."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-from tests.web.test_browser import ARGS, CHROMIUM, free_port, settle
+from tests.web.streamlit_server import ARGS, CHROMIUM, ROOT, need_chromium, serving
+from tests.web.test_browser import settle
 from tests.web.test_markdown import ADVERSARIAL
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).parents[2]
 EXTRA = {
     "a safe link": "[docs](https://docs.example/a_(b))",
     "an unsafe link": "[click](javascript:alert(1))",
@@ -42,31 +37,15 @@ st.caption("all drawn")
 def test_streamlit_draws_no_image_html_or_unsafe_link(tmp_path):
     from playwright.sync_api import sync_playwright
 
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/sysdeps.sh)")
+    need_chromium()
     import json
 
     cases = {**ADVERSARIAL, **EXTRA}
     script = tmp_path / "render.py"
     script.write_text(SCRIPT)
-    port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NO_PROXY": "127.0.0.1,localhost"}
-    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true"]
-    cmd += ["--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
-    log = open(tmp_path / "streamlit.log", "w")
-    proc = subprocess.Popen([*cmd, "--", json.dumps(cases)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     asked: list[str] = []
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(url + "/_stcore/health", timeout=1).read()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("streamlit did not start: " + (tmp_path / "streamlit.log").read_text()[-2000:])
-                time.sleep(0.1)
+    with serving(str(script), env, tmp_path / "streamlit.log", extra=[json.dumps(cases)]) as url:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             page = browser.new_page()
@@ -89,11 +68,4 @@ def test_streamlit_draws_no_image_html_or_unsafe_link(tmp_path):
             # no LaTeX, no directive (Streamlit still draws a :material/...: icon, from its own font)
             assert text.count("[image: x]") >= 8 and "$x^2$ :red[alarm] " in text
             browser.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
     assert not [u for u in asked if "attacker.example" in u]

@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from bench.fakes.openai_http import FakeOpenAI, Hang
-from tests.web.test_browser import ARGS, CHROMIUM, ROOT, free_port
+from tests.web.streamlit_server import ARGS, CHROMIUM, free_port, healthy_or_fail, need_chromium, start, stop
 
 pytestmark = pytest.mark.browser
 
@@ -47,32 +45,11 @@ def responder(req) -> str | Hang:
     return Hang(SLOW_S, then=answer) if tags and tags[-1] in SLOW else answer
 
 
-def start_server(port: int, env: dict, log: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true"]
-    cmd += ["--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
-    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
-
-
-def wait_healthy(url: str, proc: subprocess.Popen, log: Path) -> None:
-    import urllib.request
-
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            urllib.request.urlopen(url + "/_stcore/health", timeout=1).read()
-            return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not start ({log}): " + log.read_text()[-2000:])
-            time.sleep(0.2)
-
-
 @pytest.fixture
 def two_servers(tmp_path, db_url, fake_openai: FakeOpenAI):
     if not db_url.startswith("postgresql"):
         pytest.skip("two app servers on one database: PostgreSQL only (scripts/test.sh's second pass)")
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/sysdeps.sh)")
+    need_chromium()
     import os
 
     from assistant.store import open_store
@@ -90,24 +67,18 @@ def two_servers(tmp_path, db_url, fake_openai: FakeOpenAI):
         HF_HUB_OFFLINE="1",
         NO_PROXY="127.0.0.1,localhost",
     )
-    servers = []
+    servers = []  # both start at once, then both are waited for
     try:
         for name in ("one", "two"):
-            port = free_port()
-            log = tmp_path / f"streamlit-{name}.log"
-            proc = start_server(port, {**env, "LAGMEM_DATA_DIR": str(tmp_path / f"data-{name}")}, log)
+            port, log = free_port(), tmp_path / f"streamlit-{name}.log"
+            with log.open("w") as out:  # the child keeps its own copy of the file
+                proc = start("app.py", port, {**env, "LAGMEM_DATA_DIR": str(tmp_path / f"data-{name}")}, out)
             servers.append((f"http://127.0.0.1:{port}", proc, log))
         for url, proc, log in servers:
-            wait_healthy(url, proc, log)
+            healthy_or_fail(url, proc, log, poll_s=0.2)
         yield [url for url, _, _ in servers], db_url, conv, [log for _, _, log in servers]
     finally:
-        for _, proc, _ in servers:
-            proc.terminate()
-        for _, proc, _ in servers:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(*(proc for _, proc, _ in servers))
 
 
 def stored_turns(db_url: str, conv: int) -> list[tuple]:
