@@ -205,6 +205,17 @@ def test_export_then_import_round_trips(svc):
     assert export_transcript(svc.store, new) == text
 
 
+def test_an_import_reports_its_progress_once_per_percent_up_to_the_whole(svc):
+    from assistant.replay import export_transcript
+
+    text = export_transcript(svc.store, small_memory(svc, 2))
+    seen: list[float] = []
+    new, message = import_text(svc, text, "saved.jsonl", progress=seen.append)
+    assert new is not None and "Imported 4 turns" in message
+    assert seen == sorted(set(seen)) and seen[-1] == 1.0 and len(seen) >= 2
+    assert export_transcript(svc.store, new) == text
+
+
 # ----- the inspector --------------------------------------------------------------------------
 
 
