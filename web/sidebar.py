@@ -16,7 +16,7 @@ import streamlit as st
 
 from assistant import runtime
 from assistant.errors import TooMuchWork
-from assistant.replay import export_transcript, replay, settings_from
+from assistant.replay import export_transcript, per_percent, replay, settings_from
 from assistant.service import ChatService
 from assistant.store import MemoryStore
 from assistant.work_budget import Deadline
@@ -109,26 +109,15 @@ def import_text(
             title=transcript.header.get("title") or T.fit_title(name.rsplit(".", 1)[0]),
             atomic=True,
             deadline=deadline,
-            progress=None if progress is None else _percent(len(transcript.items), progress),
+            progress=None
+            if progress is None
+            else per_percent(len(transcript.items), lambda _, pct: progress(pct / 100.0)),
         )
     except TooMuchWork as exc:
         return None, exc.message
     # an import stores no vectors: those of the turns in memory now, the others in the background
     svc.imported(log.conversation_id)
     return log.conversation_id, f"Imported {len(log.turns)} turns from “{name}”."
-
-
-def _percent(total: int, progress: Callable[[float], None]) -> Callable[[int], None]:
-    """A replay's per-line progress as ``progress(fraction)``, called once per whole percent."""
-    last = [-1]
-
-    def step(i: int) -> None:
-        pct = (i + 1) * 100 // max(total, 1)
-        if pct != last[0]:
-            last[0] = pct
-            progress(pct / 100.0)
-
-    return step
 
 
 def _import() -> None:
