@@ -195,6 +195,21 @@ def test_import_a_bad_file_shows_the_line_and_stores_nothing(svc):
     assert len(svc.store.conversations()) == before
 
 
+def test_a_long_file_is_imported_under_a_progress_bar(svc, monkeypatch):
+    from web import sidebar
+
+    monkeypatch.setattr(sidebar, "SLOW_LINES", 2)  # this file counts as long
+    at = app()
+    before = len(svc.store.conversations())
+    text = (
+        b'{"lagmem": 1, "title": "long"}\n{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "ok"}\n'
+    )
+    at.file_uploader[0].set_value(("long.jsonl", text, "application/jsonl")).run()
+    assert not at.exception, at.exception
+    assert any("Imported 2 turns" in t.value for t in at.toast)
+    assert len(svc.store.conversations()) == before + 1
+
+
 def test_export_then_import_round_trips(svc):
     from assistant.replay import export_transcript
 
