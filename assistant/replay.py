@@ -211,6 +211,21 @@ def replay(
     return log
 
 
+def per_percent(total: int, report: Callable[[int, int], None]) -> Callable[[int], None]:
+    """A replay's ``progress(i)`` (i: the line's index) as ``report(lines done, percent)``, called
+    once per whole percent of ``total`` lines: a bar's updates stay at most 101 however long the file."""
+    last = -1
+
+    def step(i: int) -> None:
+        nonlocal last
+        pct = (i + 1) * 100 // max(total, 1)
+        if pct != last:
+            last = pct
+            report(i + 1, pct)
+
+    return step
+
+
 def export_transcript(store: MemoryStore, conv_id: int, owner: str | None = None) -> str:
     """A conversation in the saved format: export -> import -> export gives the same file."""
     return T.write(store.transcript(conv_id, owner=owner))

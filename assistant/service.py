@@ -210,6 +210,10 @@ class ChatService:
     # ----- the exchange --------------------------------------------------------------------
     def send(self, conv_id: int, message: str, *, owner: str | None = None) -> Exchange:
         """Store the user's turn (committed now) and return the exchange that will answer it."""
+        with self.candidates.vectors.exchange():  # the background vector worker waits for this part too
+            return self._send(conv_id, message, owner=owner)
+
+    def _send(self, conv_id: int, message: str, *, owner: str | None) -> Exchange:
         t0 = time.perf_counter()
         message = clean_text(message)
         if not message.strip():

@@ -9,7 +9,7 @@ each batch's vectors stored in one short transaction with a pause after it, so o
 the lock; an exchange meanwhile uses the vectors that are ready (``ChatService``: the turns in
 memory are embedded at once, since the budget bounds them; an evicted turn without its vector is
 left out of the miss search until it has one). Exchanges come first: no batch starts while one
-runs (for up to ``YIELD_S``). ``progress(conv)`` says how far it is.
+runs or has just run (``GRACE_S``; for up to ``YIELD_S``). ``progress(conv)`` says how far it is.
 
 One worker thread per service, started on the first request and idle when the queue is empty; a
 failure (the database busy or read-only, the model failing) is logged and that conversation is
@@ -40,6 +40,10 @@ YIELD_S = 1.0
 # after each batch's write: lets a waiting writer (an exchange) take the lock; at least as long as
 # the batch took, so the worker takes at most half of a core from the answers
 PAUSE_S = 0.05
+# after an exchange (or a part of one: storing the question, streaming its answer) or a request, no
+# batch starts for this long: the next part of the exchange, or the first question after an
+# import, usually follows at once, and a batch started in between would run beside it
+GRACE_S = 0.25
 
 
 @dataclass
@@ -68,6 +72,7 @@ class VectorFiller:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._busy = 0  # exchanges running now (``exchange()``)
+        self._quiet_from = 0.0  # monotonic time before which no batch starts (``GRACE_S``)
 
     # ----- asking ----------------------------------------------------------------------------
     def request(self, conv_id: int) -> None:
@@ -76,6 +81,7 @@ class VectorFiller:
             if conv_id in self._queue or self._stop.is_set():
                 return
             self._queue[conv_id] = None
+            self._quiet_from = time.monotonic() + GRACE_S
             if self._thread is None or not self._thread.is_alive():
                 if self._thread is None:
                     atexit.register(self.close)  # a batch's write is not cut off at exit
@@ -101,6 +107,7 @@ class VectorFiller:
         finally:
             with self._cond:
                 self._busy -= 1
+                self._quiet_from = time.monotonic() + GRACE_S
                 self._cond.notify_all()
 
     def idle(self, timeout: float | None = None) -> bool:
@@ -122,6 +129,7 @@ class VectorFiller:
         The turns are read in keyset pages (``seq`` below the last batch's), so each batch costs
         its own rows, whatever the history's length."""
         model = self.embedder.model_name
+        self._wait_turn()  # the count reads the whole history's rows: not beside an exchange either
         with self.store.reading() as r:
             total = r.count_without_vectors(conv_id, model)
         state = Progress(0, total)
@@ -129,8 +137,7 @@ class VectorFiller:
             self._progress[conv_id] = state
         before = None
         while not self._stop.is_set():
-            with self._cond:
-                self._cond.wait_for(lambda: not self._busy or self._stop.is_set(), YIELD_S)
+            self._wait_turn()
             started = time.perf_counter()
             with self.store.reading() as r:
                 rows = r.without_vectors(conv_id, model, before=before, limit=self.batch)
@@ -152,6 +159,21 @@ class VectorFiller:
             if self.pause:
                 self._stop.wait(max(self.pause, time.perf_counter() - started))
         return state.done
+
+    def _wait_turn(self) -> None:
+        """Before a batch: wait while an exchange runs or has just run (``GRACE_S``), at most ``YIELD_S``."""
+        give_up = time.monotonic() + YIELD_S
+        with self._cond:
+            while not self._stop.is_set():
+                now = time.monotonic()
+                if now >= give_up:
+                    return
+                if self._busy:
+                    self._cond.wait(give_up - now)
+                elif now < self._quiet_from:
+                    self._cond.wait(min(self._quiet_from, give_up) - now)
+                else:
+                    return
 
     def _work(self) -> None:
         while not self._stop.is_set():

@@ -97,24 +97,26 @@ def run_size(svc, turns: int, exchanges: int, whatif: bool = False) -> dict:
     t0 = time.perf_counter()
     svc.imported(conv)
     imported_ms = (time.perf_counter() - t0) * 1000.0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.thread_time()
     first = svc.ask(conv, _question(0))
-    first_ms = (time.perf_counter() - t0) * 1000.0
-    times = []
+    first_ms, first_cpu = (time.perf_counter() - t0) * 1000.0, (time.thread_time() - c0) * 1000.0
+    times, cpu = [], []
     for i in range(1, exchanges + 1):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         svc.ask(conv, _question(i))
         times.append((time.perf_counter() - t0) * 1000.0)
+        cpu.append((time.thread_time() - c0) * 1000.0)
     filled = svc.vectors_pending(conv)
     t0 = time.perf_counter()
     svc.candidates.vectors.idle(timeout=3600)
     fill_s = time.perf_counter() - t0
     # the steady state: every vector filled, no worker running
-    steady = []
+    steady, steady_cpu = [], []
     for i in range(exchanges + 1, 2 * exchanges + 1):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         svc.ask(conv, _question(i))
         steady.append((time.perf_counter() - t0) * 1000.0)
+        steady_cpu.append((time.thread_time() - c0) * 1000.0)
     out = {
         "turns": turns,
         "import_s": round(import_s, 3),
@@ -128,6 +130,10 @@ def run_size(svc, turns: int, exchanges: int, whatif: bool = False) -> dict:
         "vectors_pending_after": filled,
         "fill_rest_s": round(fill_s, 2),
         "steady_median_ms": round(statistics.median(steady), 1),
+        # the exchange's own CPU (its thread's): what the load of other processes does not inflate
+        "first_cpu_ms": round(first_cpu, 1),
+        "median_cpu_ms": round(statistics.median(cpu), 1),
+        "steady_median_cpu_ms": round(statistics.median(steady_cpu), 1),
     }
     if whatif:
         from assistant import whatif as W
@@ -154,7 +160,7 @@ def cmd_exchange(args) -> int:
     load_before = os.getloadavg()
     print(
         f"{'turns':>8} {'import s':>9} {'+memory ms':>11} {'first ms':>9} {'median ms':>10} {'p90 ms':>8} "
-        f"{'in memory':>10} {'no vector':>10} {'filled s':>9} {'steady ms':>10}"
+        f"{'in memory':>10} {'no vector':>10} {'filled s':>9} {'steady ms':>10}   cpu ms: first median steady"
     )
     with tempfile.TemporaryDirectory(prefix="lagmem-exchange-") as tmp:
         # one database and one service for every size, as in the app's process; warmed first
@@ -168,6 +174,7 @@ def cmd_exchange(args) -> int:
                 print(
                     f"{n:>8} {r['import_s']:>9.2f} {r['imported_step_ms']:>11.1f} {r['first_ms']:>9.1f} "
                     f"{r['median_ms']:>10.1f} {r['p90_ms']:>8.1f} {r['in_memory']:>10} {r['vectors_pending_after']:>10} {r['fill_rest_s']:>9.1f} {r['steady_median_ms']:>10.1f}"
+                    f"   {r['first_cpu_ms']:>12.1f} {r['median_cpu_ms']:>6.1f} {r['steady_median_cpu_ms']:>6.1f}"
                     + (f"  what-if {r['whatif_s']:.2f} s" if "whatif_s" in r else ""),
                     flush=True,
                 )
@@ -181,10 +188,17 @@ def cmd_exchange(args) -> int:
         summary["growth_steady"] = round(large["steady_median_ms"] / small["steady_median_ms"], 2)
         summary["first_over_median"] = round(max(r["first_ms"] / r["median_ms"] for r in results), 2)
         summary["first_over_steady"] = round(max(r["first_ms"] / r["steady_median_ms"] for r in results), 2)
+        summary["growth_cpu"] = round(large["median_cpu_ms"] / small["median_cpu_ms"], 2)
+        summary["growth_steady_cpu"] = round(large["steady_median_cpu_ms"] / small["steady_median_cpu_ms"], 2)
+        summary["first_over_steady_cpu"] = round(max(r["first_cpu_ms"] / r["steady_median_cpu_ms"] for r in results), 2)
         print(
             f"growth {small['turns']} -> {large['turns']} turns, median exchange: {summary['growth']}x while the "
             f"vectors fill, {summary['growth_steady']}x once filled (goal <= 1.3x); first after import / median, "
             f"worst size: {summary['first_over_median']}x, / steady median {summary['first_over_steady']}x (goal <= 2x)"
+        )
+        print(
+            f"in CPU time of the exchange's thread: growth {summary['growth_cpu']}x while filling, "
+            f"{summary['growth_steady_cpu']}x once filled; first / steady median {summary['first_over_steady_cpu']}x"
         )
     scaled = []
     for n in [int(x) for x in args.scaled.split(",") if x.strip()]:

@@ -117,6 +117,7 @@ def cmd_import(args) -> int:
         raise SystemExit(f"lagmem: --title {problem} (nothing was stored)")
     t = _read_transcript(args.file)
     settings = settings_from(t.header, defaults=default_settings())  # as the app's sidebar imports
+    # the layer's work is turns x memory (no time limit here): on a terminal, a line says how far it is
     log = replay(
         open_store(args.db),
         t,
@@ -125,10 +126,22 @@ def cmd_import(args) -> int:
         title=args.title or t.header.get("title") or T.fit_title(Path(args.file).stem),
         owner=args.user,
         atomic=True,
+        progress=import_progress(len(t.items), sys.stderr) if sys.stderr.isatty() else None,
     )
     print(f"lagmem: conversation {log.conversation_id} is {scope_note(args.user)}", file=sys.stderr)
     print(f"imported {len(log.turns)} turns as conversation {log.conversation_id}")
     return 0
+
+
+def import_progress(total: int, out):
+    """A replay's per-line progress written to ``out`` as one rewritten line, once per whole percent."""
+    from assistant.replay import per_percent
+
+    def report(done: int, pct: int) -> None:
+        out.write(f"\rimport: {done:,} of {total:,} lines ({pct}%)" + ("\n" if done >= total else ""))
+        out.flush()
+
+    return per_percent(total, report)
 
 
 def cmd_export(args) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -284,6 +285,7 @@ TRUST_FLOOR = 1e-4  # the most a lag window's wrong answers divide a prior's odd
 LOGIT_EDGE = 1e-6  # priors are read in [1e-6, 1 - 1e-6]: 0 and 1 would be beliefs no evidence moves
 
 
+@lru_cache(maxsize=1 << 16)  # a turn's prior never changes: each decision reads the same few values again
 def _logit(p: float) -> float:
     p = LOGIT_EDGE if p < LOGIT_EDGE else 1.0 - LOGIT_EDGE if p > 1.0 - LOGIT_EDGE else p
     return math.log(p / (1.0 - p))

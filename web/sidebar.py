@@ -9,13 +9,14 @@ Every change runs in a callback, so the rerun that follows already shows what is
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from functools import partial
 
 import streamlit as st
 
 from assistant import runtime
 from assistant.errors import TooMuchWork
-from assistant.replay import export_transcript, replay, settings_from
+from assistant.replay import export_transcript, per_percent, replay, settings_from
 from assistant.service import ChatService
 from assistant.store import MemoryStore
 from assistant.work_budget import Deadline
@@ -27,6 +28,7 @@ from web.text import md_text, show_plain
 from web.views import shorten
 
 NEW_TITLE = "New conversation"
+SLOW_LINES = 2000  # a file of more lines shows a progress bar while it is imported
 IMPORT_SECONDS = 120.0  # an import's time limit inside the page; `lagmem import` has none
 IMPORT_HINT = (
     "Lower the budget in the file's header (the memory it keeps is what each turn's arrival measures), "
@@ -79,8 +81,15 @@ def _delete(store: MemoryStore, conv_id: int) -> None:
     flash("Conversation deleted.", "success")
 
 
-def import_text(svc: ChatService, text: str, name: str, target: MemoryStore | None = None) -> tuple[int | None, str]:
-    """Import a saved conversation: it lands whole or not at all. Returns (id or None, message)."""
+def import_text(
+    svc: ChatService,
+    text: str,
+    name: str,
+    target: MemoryStore | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> tuple[int | None, str]:
+    """Import a saved conversation: it lands whole or not at all. Returns (id or None, message).
+    ``progress(fraction)`` is called as the replay goes (each whole percent once)."""
     try:
         transcript = T.parse(text)
         settings = settings_from(transcript.header, defaults=svc.store.default_settings)
@@ -100,6 +109,9 @@ def import_text(svc: ChatService, text: str, name: str, target: MemoryStore | No
             title=transcript.header.get("title") or T.fit_title(name.rsplit(".", 1)[0]),
             atomic=True,
             deadline=deadline,
+            progress=None
+            if progress is None
+            else per_percent(len(transcript.items), lambda _, pct: progress(pct / 100.0)),
         )
     except TooMuchWork as exc:
         return None, exc.message
@@ -119,7 +131,19 @@ def _import() -> None:
     except UnicodeDecodeError:
         flash(f"“{md_text(upload.name)}” is not UTF-8 text. Nothing was stored.", "error")
         return
-    conv_id, message = import_text(loading.service(), text, upload.name, target=loading.store())
+    label = f"Importing “{md_text(upload.name)}”"
+    bar = st.progress(0.0, text=label) if text.count("\n") >= SLOW_LINES else None
+    try:
+        conv_id, message = import_text(
+            loading.service(),
+            text,
+            upload.name,
+            target=loading.store(),
+            progress=None if bar is None else (lambda f: bar.progress(min(max(f, 0.0), 1.0), text=label)),
+        )
+    finally:
+        if bar is not None:
+            bar.empty()
     message = md_text(message)  # it quotes the file's name and text
     if conv_id is None:
         flash(message, "error")

@@ -127,11 +127,12 @@ def _terms(text: str) -> tuple[str, ...]:
 
 
 def warm(texts: Sequence[str]) -> None:
-    """Fill the per-text caches the ranking reads (words, speaker facts) for these turns ahead of
+    """Fill the per-text caches the ranking reads (words, speaker facts and names) for these turns ahead of
     their first exchange (after an import: the turns in memory, which the budget bounds)."""
     for text in texts:
         _terms(text)
-        rank_features.turn_facts(text)
+        if speaker := rank_features.turn_facts(text)[0]:
+            rank_features.name_pattern(speaker)
 
 
 def query_terms(message: str, texts: Sequence[str]) -> tuple[str, ...]:

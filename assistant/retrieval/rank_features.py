@@ -94,10 +94,17 @@ def window_mean(x: np.ndarray, half: int) -> np.ndarray:
     return (c[hi] - c[lo]) / (hi - lo)
 
 
+@lru_cache(maxsize=65536)
+def name_pattern(speaker: str) -> re.Pattern:
+    """A speaker's name as a whole word (compiled once: ``re``'s own cache holds 512 patterns, and
+    a conversation's first exchange would otherwise compile one per speaker in memory)."""
+    return re.compile(r"\b" + re.escape(speaker) + r"\b")
+
+
 def named(message: str, speakers: Sequence[str]) -> set[str]:
     """The speakers whose name the message says (whole words, any case)."""
     low = message.lower()
-    return {s for s in set(speakers) if s and re.search(r"\b" + re.escape(s) + r"\b", low)}
+    return {s for s in set(speakers) if s and name_pattern(s).search(low)}
 
 
 def features(message: str, cosine: np.ndarray, bm25: np.ndarray, texts: Sequence[str]) -> np.ndarray:

@@ -268,3 +268,30 @@ def test_the_vector_worker_waits_while_an_exchange_runs(store, counter, monkeypa
         assert svc.vectors_pending(conv) == 0
     finally:
         svc.close()
+
+
+def test_the_vector_worker_waits_a_moment_after_a_request_and_while_a_question_is_stored(store, counter, monkeypatch):
+    from assistant import vectors
+
+    monkeypatch.setattr(vectors, "GRACE_S", 30.0)
+    monkeypatch.setattr(vectors, "YIELD_S", 60.0)
+    t = saved(300)
+    conv = replay(store, t, counter, settings_from(t.header), atomic=True).conversation_id
+    svc = service(store, counter)
+    filler = svc.candidates.vectors
+    busy_when_stored = []
+    arrival = svc.store.arrival
+    monkeypatch.setattr(svc.store, "arrival", lambda *a, **k: busy_when_stored.append(filler._busy) or arrival(*a, **k))
+    try:
+        filler.request(conv)  # as an import's first read does, just before the first question
+        assert not filler.idle(timeout=0.5)  # no batch yet: the question usually follows at once
+        assert svc.vectors_pending(conv) == 300
+        svc.send(conv, "what about the red crates?")
+        assert busy_when_stored == [1]  # storing the question is part of the exchange
+        with filler._cond:  # the moment over
+            filler._quiet_from = 0.0
+            filler._cond.notify_all()
+        assert filler.idle(timeout=60)
+        assert svc.vectors_pending(conv) == 0
+    finally:
+        svc.close()

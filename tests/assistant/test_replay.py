@@ -166,3 +166,17 @@ def test_export_and_import_through_the_cli(db_url):
     parsed = T.parse(exported)
     assert len(parsed.turns) == 12 and parsed.header["title"] == "pins keep a fact"
     assert run_cli("export", "999", "--db", db).returncode != 0
+
+
+def test_the_terminals_import_progress_is_one_line_rewritten_once_per_percent():
+    import io
+
+    from cli.main import import_progress
+
+    out = io.StringIO()
+    step = import_progress(250, out)
+    for i in range(250):
+        step(i)
+    text = out.getvalue()
+    assert text.count("\r") == 101  # 0% .. 100%: 250 lines, one report per whole percent
+    assert text.endswith("\rimport: 250 of 250 lines (100%)\n") and "(50%)" in text

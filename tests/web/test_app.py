@@ -195,6 +195,21 @@ def test_import_a_bad_file_shows_the_line_and_stores_nothing(svc):
     assert len(svc.store.conversations()) == before
 
 
+def test_a_long_file_is_imported_under_a_progress_bar(svc, monkeypatch):
+    from web import sidebar
+
+    monkeypatch.setattr(sidebar, "SLOW_LINES", 2)  # this file counts as long
+    at = app()
+    before = len(svc.store.conversations())
+    text = (
+        b'{"lagmem": 1, "title": "long"}\n{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "ok"}\n'
+    )
+    at.file_uploader[0].set_value(("long.jsonl", text, "application/jsonl")).run()
+    assert not at.exception, at.exception
+    assert any("Imported 2 turns" in t.value for t in at.toast)
+    assert len(svc.store.conversations()) == before + 1
+
+
 def test_export_then_import_round_trips(svc):
     from assistant.replay import export_transcript
 
@@ -202,6 +217,17 @@ def test_export_then_import_round_trips(svc):
     text = export_transcript(svc.store, conv)
     new, message = import_text(svc, text, "saved.jsonl")
     assert new is not None and "Imported 4 turns" in message
+    assert export_transcript(svc.store, new) == text
+
+
+def test_an_import_reports_its_progress_once_per_percent_up_to_the_whole(svc):
+    from assistant.replay import export_transcript
+
+    text = export_transcript(svc.store, small_memory(svc, 2))
+    seen: list[float] = []
+    new, message = import_text(svc, text, "saved.jsonl", progress=seen.append)
+    assert new is not None and "Imported 4 turns" in message
+    assert seen == sorted(set(seen)) and seen[-1] == 1.0 and len(seen) >= 2
     assert export_transcript(svc.store, new) == text
 
 
