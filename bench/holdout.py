@@ -10,9 +10,9 @@ Every figure it reports is scored on conversations nothing was fitted on. A *fit
 2. ``measured``'s lag and the constants of ``GRID`` are tuned by coordinate search (``PASSES``
    passes from ``START``): the objective is the mean, over the kinds of conversation in the training
    set, of the mean evidence recall over that kind's budgets (``BUDGETS``) and both noise settings
-   (random placement, ``TUNE_SEEDS``). ``hazard`` is tuned on two-people conversations only and
-   ``hazard_assistant`` on person-assistant ones only (``KIND_ONLY``); a move is taken only when it
-   gains more than ``MIN_GAIN``.
+   (random placement, ``TUNE_SEEDS``). ``hazard`` and ``hazard_memory`` are tuned on two-people
+   conversations only and ``hazard_assistant`` on person-assistant ones only (``KIND_ONLY``); a
+   move is taken only when it gains more than ``MIN_GAIN``.
 
 The tables (``TABLES``): *within* a dataset, each conversation is held out in turn and the fit uses
 every other conversation (of both datasets); *across*, the fit uses one dataset only and every
@@ -56,17 +56,19 @@ START = {
     "lag": 0,
     "need": 1.0,
     "citations": 1.0,
-    "hazard": 0.01,
+    "hazard": 0.0,
+    "hazard_memory": 0.6,
     "hazard_assistant": 0.005,
 }
 GRID = {  # the lag first: every other constant is then tuned at the lag it will run with
     "lag": (0, 4),
     "need": (0.5, 1.0, 1.5),
     "citations": (0.5, 1.0, 2.0),
-    "hazard": (0.003, 0.01, 0.03),
+    "hazard_memory": (0.3, 0.6, 1.0),
+    "hazard": (0.0, 0.003, 0.01),
     "hazard_assistant": (0.002, 0.005, 0.01),
 }
-KIND_ONLY = {"hazard": TWO_PEOPLE, "hazard_assistant": PERSON_ASSISTANT}
+KIND_ONLY = {"hazard": TWO_PEOPLE, "hazard_memory": TWO_PEOPLE, "hazard_assistant": PERSON_ASSISTANT}
 MIN_GAIN = 0.001  # mean recall a move must gain on the training set to be taken (not noise)
 PRIOR_ALONE = {"citations": 0.0, "verdict_prior": 0.0, "restored": 0.0}
 VARIANTS = {

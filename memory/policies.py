@@ -75,7 +75,10 @@ class Measured(Policy):
       by ``exp(-hazard)`` per quiet step (for a small ``p``, ``p * exp(-hazard * age)``: a need whose
       time has not come is less likely the longer it waits). It is fitted per kind of conversation:
       ``hazard`` where people talk with each other (LoCoMo), ``hazard_assistant`` once an assistant
-      turn has arrived (a person and an assistant), by ``lagmem bench holdout``.
+      turn has arrived (a person and an assistant), by ``lagmem bench holdout``. Where people talk
+      with each other, ``hazard_memory`` adds a rate measured in memories rather than steps: the
+      odds fall by ``exp(-hazard_memory)`` each time as many steps pass as there are candidates, so
+      a small memory (which holds few turns) favours the recent more than a large one does.
     * The conversation's own calibration (``Evidence.calibration``) compares, per role, how many
       turns past their lag window got a cite after it with how many their priors expected, and
       multiplies each role's prior odds by that ratio (shrunk by ``calibration_strength``
@@ -112,9 +115,10 @@ class Measured(Policy):
     verdict_prior: float = param(1.0, 0.0, 1.0)
     need: float = param(1.0, 0.0, 8.0)
     need_size_power: float = param(0.0, 0.0, 8.0)
-    citations: float = param(0.5, 0.0, 1000.0)
-    hazard: float = param(0.01, 0.0, 1.0)
+    citations: float = param(1.0, 0.0, 1000.0)
+    hazard: float = param(0.0, 0.0, 1.0)
     hazard_assistant: float = param(0.005, 0.0, 1.0)
+    hazard_memory: float = param(0.6, 0.0, 1000.0)
     restored: float = param(2.0, 0.0, 1000.0)
     recalibrate: float = param(1.0, 0.0, 1.0)
     calibration_strength: float = param(10.0, 0.01, 1e6)
@@ -266,6 +270,8 @@ class Measured(Policy):
         hazard = self.hazard_assistant if evidence.with_assistant else self.hazard
         if hazard:
             z = z - hazard * quiet
+        if self.hazard_memory and not evidence.with_assistant:
+            z = z - (self.hazard_memory / n) * quiet  # per step, over the turns the memory holds
         out = np.array([_sigmoid(x) for x in z.tolist()])
         if self.density:
             out = out / np.array([x**self.density for x in sizes])

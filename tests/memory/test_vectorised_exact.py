@@ -87,6 +87,8 @@ class TurnByTurn(Measured):
                     z = z + (self.restored if t.protected_since > t.arrived else 0.0)
                 if hazard:
                     z = z - hazard * quiet[k]
+                if self.hazard_memory and not evidence.with_assistant:
+                    z = z - (self.hazard_memory / n) * quiet[k]
                 out[k] = _sigmoid(z) / (size**self.density if self.density else 1.0)
                 continue
             if self.prior:
@@ -107,6 +109,8 @@ KNOBS = [  # seeds not divisible by 4 give most turns a prior (the posterior), a
     dict(decay=1.0, prior_decay=1.0, size_power=0.0, density=0.0, background=0.0),
     dict(need=2.0, need_size_power=0.5, citations=2.5, hazard=0.05, hazard_assistant=0.02, restored=1.5),
     dict(need=0.0, recalibrate=0.5, calibration_strength=0.5, verdict_prior=0.3, density=0.0),
+    dict(hazard=0.02, hazard_memory=3.0, hazard_assistant=0.0),
+    dict(hazard=0.0, hazard_memory=0.7, need=1.5),  # seed 9: priors, two people
 ]
 
 
