@@ -115,6 +115,7 @@ class Measured(Policy):
     hazard: float = param(0.01, 0.0, 1.0)
     hazard_assistant: float = param(0.005, 0.0, 1.0)
     restored: float = param(2.0, 0.0, 1000.0)
+    settled_verdict: float = param(1.0, 0.0, 1.0)
     recalibrate: float = param(1.0, 0.0, 1.0)
     calibration_strength: float = param(10.0, 0.01, 1e6)
     name = "measured"
@@ -173,6 +174,11 @@ class Measured(Policy):
             # the lag window's belief updates the prior; a turn never cited yet keeps it whole
             vp = self.verdict_prior
             trust = np.where(judged, (1.0 - vp) + vp * belief, 1.0)
+        if self.settled_verdict and lag:
+            # answers that leaned on it after the window are judged too: a wrong one counts against it
+            sv = self.settled_verdict
+            later = (1.0 - sv) + sv * evidence.settled_belief(numbers, self.wrong_weight)
+            trust = later if trust is None else trust * later
         p = evidence.priors(numbers)
         if np.isnan(p).all():
             return self._per_token(s, tokens, ages, now, None, trust)
@@ -276,7 +282,9 @@ class Measured(Policy):
         """(prior part, evidence part) per candidate: the evidence part is the importance with the
         prior switched off, the prior part the rest (``importance = prior part + evidence part``)."""
         total = self.scores(candidates, evidence, now)
-        alone = replace(self, citations=0.0, verdict_prior=0.0, restored=0.0).scores(candidates, evidence, now)
+        alone = replace(self, citations=0.0, verdict_prior=0.0, settled_verdict=0.0, restored=0.0).scores(
+            candidates, evidence, now
+        )
         return [(a, t - a) for t, a in zip(total, alone)]
 
 
