@@ -64,6 +64,8 @@ class Measured(Policy):
         excess   = max(0, settled - background * rate * age)
                  + max(0, verdict - verdict_cut * background * rate * quiet)
         trust    = 1 - verdict_prior + verdict_prior * belief   (1 when the lag window got no cites)
+                 * (1 - settled_verdict + settled_verdict * later)   (lag > 0)
+        later    = product over the cites after the lag window of correctness ** weight
 
       ``correctness`` is 1, or ``wrong_weight`` when feedback said the citing answer was wrong, in
       between for a partly right one (``evidence.credit``): the paper's demonstrated utility. Only
