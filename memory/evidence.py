@@ -17,6 +17,7 @@ import numpy as np
 
 from memory.arrivals import BLOCK, Arrivals, Calibration
 from memory.types import Citation, TurnState
+from memory.verdicts import SettledBelief
 
 _POWERS: dict[float, np.ndarray] = {}
 
@@ -136,21 +137,11 @@ class Evidence:
     float operations in the same order and gives bit-identical scores. Feedback on an answer drops
     the cache of the turns it cited (their correctness changed).
 
-    ``measure_many`` is ``measure`` for all candidates of a decision at once: it reads the cache
-    through ``_Mirror`` (arrays by turn number) and the open block's cites from ``_recent``, so a
-    decision costs a few array operations plus Python work for the few turns whose cache is stale.
+    ``measure_many`` is ``measure`` for all candidates at once (the cache read through ``_Mirror``,
+    the open block's cites from ``_recent``): a few array operations plus the few stale turns.
     """
 
-    __slots__ = (
-        "_by_turn",
-        "_feedback",
-        "_lag",
-        "_fold",
-        "_answers",
-        "_mirror",
-        "_recent",
-        "_table",
-    )
+    __slots__ = ("_by_turn", "_feedback", "_lag", "_fold", "_answers", "_mirror", "_recent", "_table", "_doubt")
 
     def __init__(self, by_turn: Mapping[int, Sequence[Citation]], feedback: Mapping[object, float], lag: int = 0):
         self._by_turn = by_turn
@@ -161,6 +152,7 @@ class Evidence:
         self._mirror: _Mirror | None = None
         self._recent: list[Citation] = []  # the log's cites in the open block (see ``measure_many``)
         self._table = Arrivals()  # per turn: prior, role, first settled cite, restored
+        self._doubt = SettledBelief()  # the settled cites' verdict per turn
 
     # ----- the need estimator's prior: evidence a turn carries by arriving --------------------
     def arrived(self, turn: int, prior: float | None, role: str | None = None) -> None:
@@ -220,6 +212,7 @@ class Evidence:
         """Feedback on ``answer`` arrived: the turns it cited are folded afresh."""
         for turn in self._answers.get(answer, ()):
             self._fold.pop(turn, None)
+            self._doubt.forget(turn)
             if self._mirror is not None:
                 self._mirror.mark(turn)
 
@@ -300,6 +293,9 @@ class Evidence:
                 seen = c.step
             out += value * decay ** (now - c.step)
         return out, ptot, belief, seen
+
+    def settled_belief(self, numbers: np.ndarray, wrong: float) -> np.ndarray:  # ``memory.verdicts``
+        return self._doubt.of(numbers, wrong, self._lag, self._by_turn, self._belief)
 
     def measure_many(
         self, numbers: np.ndarray, now: int, decay: float, wrong: float, turn_at: Callable[[int], TurnState]

@@ -65,6 +65,8 @@ class Measured(Policy):
         excess   = max(0, settled - background * rate * age)
                  + max(0, verdict - verdict_cut * background * rate * quiet)
         trust    = 1 - verdict_prior + verdict_prior * belief   (1 when the lag window got no cites)
+                 * (1 - settled_verdict + settled_verdict * later)   (lag > 0)
+        later    = product over the cites after the lag window of correctness ** weight
 
       ``correctness`` is 1, or ``wrong_weight`` when feedback said the citing answer was wrong, in
       between for a partly right one (``evidence.credit``): the paper's demonstrated utility. Only
@@ -120,6 +122,7 @@ class Measured(Policy):
     hazard_assistant: float = param(0.005, 0.0, 1.0)
     hazard_memory: float = param(0.6, 0.0, 1000.0)
     restored: float = param(2.0, 0.0, 1000.0)
+    settled_verdict: float = param(1.0, 0.0, 1.0)
     recalibrate: float = param(1.0, 0.0, 1.0)
     calibration_strength: float = param(10.0, 0.01, 1e6)
     name = "measured"
@@ -178,6 +181,11 @@ class Measured(Policy):
             # the lag window's belief updates the prior; a turn never cited yet keeps it whole
             vp = self.verdict_prior
             trust = np.where(judged, (1.0 - vp) + vp * belief, 1.0)
+        if self.settled_verdict and lag:
+            # answers that leaned on it after the window are judged too: a wrong one counts against it
+            sv = self.settled_verdict
+            later = (1.0 - sv) + sv * evidence.settled_belief(numbers, self.wrong_weight)
+            trust = later if trust is None else trust * later
         p = evidence.priors(numbers)
         if np.isnan(p).all():
             return self._per_token(s, tokens, ages, now, None, trust)
@@ -283,7 +291,9 @@ class Measured(Policy):
         """(prior part, evidence part) per candidate: the evidence part is the importance with the
         prior switched off, the prior part the rest (``importance = prior part + evidence part``)."""
         total = self.scores(candidates, evidence, now)
-        alone = replace(self, citations=0.0, verdict_prior=0.0, restored=0.0).scores(candidates, evidence, now)
+        alone = replace(self, citations=0.0, verdict_prior=0.0, settled_verdict=0.0, restored=0.0).scores(
+            candidates, evidence, now
+        )
         return [(a, t - a) for t, a in zip(total, alone)]
 
 

@@ -4,7 +4,8 @@
   against it that right answers do not outweigh; a partly right answer weighs in between;
 * the belief scales the prior too (``verdict_prior``), and a turn never cited keeps its prior;
 * the verdict goes stale with the steps since the turn was last shown needed, so a turn cited
-  again later by an answer that stood keeps it, and one cited again by a wrong answer does not.
+  again later by an answer that stood keeps it, and one cited again by a wrong answer does not;
+* a wrong answer after the lag window counts against the turn too (``settled_verdict``).
 """
 
 from memory.layer import MemoryLayer
@@ -93,3 +94,25 @@ def test_a_later_cite_by_an_answer_that_stood_keeps_the_verdict_fresh():
 
 def test_a_later_cite_by_a_wrong_answer_does_not_refresh_the_verdict():
     assert _verdict("wrong") == _verdict("none")
+
+
+def _cited_late(**knobs) -> dict[int, float]:
+    """Turns 1-3 with the same prior; after their lag window turn 1 is cited by an answer judged
+    wrong, turn 2 by one that stood, turn 3 not at all."""
+    layer = _layer(**knobs)
+    for _ in range(3):
+        layer.add_turn("user", 20, prior=0.2)
+    for _ in range(4):
+        layer.add_turn("user", 20, prior=0.2)
+    layer.cite([1], answer_turn=-1)
+    layer.feedback(-1, -1.0)
+    layer.cite([2], answer_turn=-2)
+    layer.add_turn("user", 20, prior=0.2)
+    return _scores(layer)
+
+
+def test_a_wrong_answer_after_the_lag_window_counts_against_the_turn():
+    s = _cited_late()
+    assert s[1] < 0.01 * s[3] and s[3] < s[2]  # the wrong answer takes the turn's prior away
+    before = _cited_late(settled_verdict=0.0)  # a settled wrong cite used to add nothing
+    assert 0.9 * before[3] < before[1] < before[2]

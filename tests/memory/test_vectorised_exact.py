@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from memory.arrivals import OTHER_ROLE, ROLE_CODES
+from memory.evidence import credit
 from memory.layer import MemoryLayer
 from memory.policies import TRUST_FLOOR, Measured, Policy, _logit, _sigmoid
 from memory.types import MemorySettings, PinRefused
@@ -32,6 +33,7 @@ class TurnByTurn(Measured):
         settled, verdict, ages, quiet, trust = [0.0] * n, [0.0] * n, [0] * n, [0] * n, [1.0] * n
         confirm = self.confirm if lag else 0.0
         vp = self.verdict_prior if lag else 0.0
+        sv = self.settled_verdict if lag else 0.0
         for k, t in enumerate(candidates):
             u, total, belief, seen = evidence.measure(t, now, decay, wrong)
             settled[k] = u
@@ -41,6 +43,13 @@ class TurnByTurn(Measured):
                 verdict[k] = confirm * belief * decay ** max(0, age - lag)
             if vp and total > 0:
                 trust[k] = (1.0 - vp) + vp * belief
+            if sv:  # the answers that cited it after the lag window, judged from the raw log
+                later = 1.0
+                for c in evidence.of(t.number):
+                    if c.step >= t.arrived + lag and c.answer_turn is not None:
+                        value = credit(evidence.feedback(c.answer_turn), wrong)
+                        later *= value if c.weight == 1.0 else value**c.weight
+                trust[k] = trust[k] * ((1.0 - sv) + sv * later)
         background = self.background
         cut = vcut = 0.0
         if background:
@@ -81,7 +90,7 @@ class TurnByTurn(Measured):
                 if self.need_size_power:
                     z = z + self.need_size_power * math.log(size)
                 z = z + s
-                if vp and lag:
+                if (vp or sv) and lag:
                     z = z + math.log(max(trust[k], TRUST_FLOOR))
                 if self.restored:
                     z = z + (self.restored if t.protected_since > t.arrived else 0.0)
@@ -111,6 +120,7 @@ KNOBS = [  # seeds not divisible by 4 give most turns a prior (the posterior), a
     dict(need=0.0, recalibrate=0.5, calibration_strength=0.5, verdict_prior=0.3, density=0.0),
     dict(hazard=0.02, hazard_memory=3.0, hazard_assistant=0.0),
     dict(hazard=0.0, hazard_memory=0.7, need=1.5),  # seed 9: priors, two people
+    dict(verdict_prior=0.0, settled_verdict=0.5, wrong_weight=0.4),
 ]
 
 
