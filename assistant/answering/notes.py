@@ -34,7 +34,16 @@ from dataclasses import dataclass
 
 from assistant.answering.answer import OPENERS, Note, salient
 from assistant.answering.message import SELF_WORDS, about_the_user, recalls, states
-from assistant.answering.referents import CODE_ASKED, followers, holds_code, names, referent, restates
+from assistant.answering.referents import (
+    CODE_ASKED,
+    about,
+    followers,
+    holds_code,
+    names,
+    referent,
+    restates,
+    unmentioned_role,
+)
 from assistant.retrieval.lexical import STOP_WORDS, words
 
 KINDS = (
@@ -107,7 +116,8 @@ NUMBER = re.compile(
 )
 CORRECTION = re.compile(
     r"(?i)\b(actually|instead|correction|i meant|mixed (?:it|them|that|those) up|mixed up|misread|"
-    r"typo|scratch that|change of plans?|changed|moved (?:it|me)|rescheduled|not anymore|"
+    r"typo|scratch that|change of plans?|changed|moved (?:it|me)|rescheduled|pushed|postponed|delayed|shifted|bumped|"
+    r"brought (?:it |them )?forward|called off|not anymore|"
     r"no longer|wrong|oops|make that|update|wait|mix(?:ed)? (?:it|them|that|those|these) up)\b"
     r"|\bnot\s+\w+\s*,?\s+but\b|,\s*not\s+\w+"
 )
@@ -249,7 +259,9 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
             notes.append(_note(before, n.weight))
     kind = expected_kind(question)
     subject = asked_subject(question)
-    if subject and not any(subject in names(c.content) for c in told):
+    if (subject and not any(subject in names(c.content) for c in told)) or unmentioned_role(
+        question, [c.content for c in told]
+    ):
         # "Where does Lukas live?" and Lukas was never mentioned: nothing said is about him
         return Notes([], False, unknown=True)
     if not notes:
@@ -301,19 +313,6 @@ def _answers_kind(notes: Sequence[Note], kind: str, question: str = "") -> bool:
     return any(kind_beyond(n.content, kind, question, loose=True) for n in (told or notes))
 
 
-def _about(text: str, asked: set[str], told: Sequence, number: int) -> bool:
-    """Does a statement speak of a name the question says, itself or by a pronoun pointing back?"""
-    if names(text) & asked:
-        return True
-    seen, c = set(), next((t for t in told if t.number == number), None)
-    while c is not None and c.number not in seen:
-        seen.add(c.number)
-        c = referent(c, told)
-        if c is not None and names(c.content) & asked:
-            return True
-    return False
-
-
 def _pointed(notes: Sequence[Note], told: Sequence, kind: str | None, question: str) -> list[Note]:
     """The user's statements that point back by a pronoun to a cited statement, or to one naming
     whom the question names, and hold the answer's kind ("He lives in Vienna." after "My best
@@ -352,18 +351,18 @@ def _corrected(
     kept.sort(
         key=lambda n: (
             not is_statement(n),
-            bool(asked) and not _about(n.content, asked, statements, n.number),
+            bool(asked) and not about(n.content, asked, statements, n.number),
             not kind_beyond(n.content, kind, question),
             mine and kind is not None and not I_START.match(n.content),
             -n.weight,
             -n.number,
         )
     )
-    about = [n for n in kept if asked and n.role == "user" and _about(n.content, asked, statements, n.number)]
-    if about:
+    on_them = [n for n in kept if asked and n.role == "user" and about(n.content, asked, statements, n.number)]
+    if on_them:
         # "Where does Lukas live?": a statement about someone else by name ("My cousin Emma lives in
         # Dublin.") is not shown to the model beside Lukas's
-        kept = [n for n in kept if n in about or not _other_name(n.content)]
+        kept = [n for n in kept if n in on_them or not _other_name(n.content)]
     return Notes(kept, sure, frozenset(required))
 
 

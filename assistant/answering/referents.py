@@ -14,6 +14,9 @@ the 19th."). Rules of English chat, no model:
   counts as "Theo").
 * **Restated slots.** "My dentist is Dr. Lindqvist." then "My dentist is Dr. Amani.": the same
   "my X is" subject stated again is a correction, cue or not.
+* **Whom a question asks about.** "What's my wife's name?", "Where does Nadia's brother live?": a
+  person (or pet) the question asks about by role, that no statement of the user's mentions, has
+  nothing said about them (``unmentioned_role``).
 * **Codes.** "What's the code for my locker?" asks for a code, PIN or password: "My gym locker is
   number 27." is a number, not a code, and does not answer it.
 """
@@ -90,6 +93,19 @@ def referent(c, statements: Sequence):
     return next((s for s in before if _fits(c.content, s.content)), None)
 
 
+def about(text: str, asked: set[str], told: Sequence, number: int) -> bool:
+    """Does a statement speak of a name the question says, itself or by a pronoun pointing back?"""
+    if names(text) & asked:
+        return True
+    seen, c = set(), next((t for t in told if t.number == number), None)
+    while c is not None and c.number not in seen:
+        seen.add(c.number)
+        c = referent(c, told)
+        if c is not None and names(c.content) & asked:
+            return True
+    return False
+
+
 def followers(number: int, statements: Sequence) -> list:
     """The user's statements that point back, directly or along a chain, to statement ``number``
     (in order)."""
@@ -135,3 +151,52 @@ def holds_code(text: str, question: str) -> bool:
     label = {m.lower() for m in CODE_ASKED.findall(question)}
     said = {m.lower() for m in CODE_ASKED.findall(text)}
     return bool(label & said) and bool(re.search(r"\d|'[^']+'|\"[^\"]+\"", text))
+
+
+# a role and the words that say it too ("mum" for "mother", "puppy" for "dog")
+ROLES = (
+    "wife wifey spouse partner",
+    "husband hubby spouse partner",
+    "boyfriend bf partner",
+    "girlfriend gf partner",
+    "partner wife husband boyfriend girlfriend bf gf spouse fiance fiancee",
+    "mother mum mom mama",
+    "father dad papa",
+    "brother bro sibling",
+    "sister sis sibling",
+    "son kid child boy",
+    "daughter kid child girl",
+    "grandmother grandma granny nan",
+    "grandfather grandpa granddad",
+    "uncle",
+    "aunt auntie",
+    "cousin",
+    "nephew",
+    "niece",
+    "boss manager supervisor",
+    "dog puppy pup",
+    "cat kitten kitty",
+    "neighbour neighbor",
+    "landlord landlady",
+    "dentist",
+    "doctor gp",
+)
+SAYS_ROLE = {}
+for _group in ROLES:
+    _head, *_ = _group.split()
+    SAYS_ROLE.setdefault(_head, set()).update(_group.split())
+
+
+def unmentioned_role(question: str, statements: Sequence[str]) -> bool:
+    """Does the question ask about someone by a role ("my wife", "Nadia's brother") that none of
+    the user's ``statements`` mentions, in any word for it?"""
+    said = {w.lower() for t in statements for w in re.findall(r"[\w'-]+", t)}
+    said |= {w[:-2] for w in said if w.endswith("'s")}
+    tokens = [w.lower() for w in re.findall(r"[\w'-]+", question)]
+    for owner, word in zip(tokens, tokens[1:]):
+        if owner not in ("my", "our") and not owner.endswith("'s"):
+            continue
+        role = word.removesuffix("'s")
+        if role in SAYS_ROLE and not SAYS_ROLE[role] & (said | {w + "s" for w in said} | {w[:-1] for w in said}):
+            return True
+    return False

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from assistant.answering.answer import Note, extractive
 from assistant.answering.notes import asked_subject, correction_of, expected_kind, has_kind, kind_beyond, select_notes
-from assistant.answering.referents import followers, points_back, referent, restates
+from assistant.answering.referents import followers, points_back, referent, restates, unmentioned_role
 from assistant.retrieval.step import Cite
 
 
@@ -127,3 +127,19 @@ def test_a_statement_about_someone_else_by_name_is_left_out():
     assert select_notes("Where does Lukas live?", users(active)[2:], step).unknown
     assert asked_subject("What's the name of Theo's school?") == "theo"
     assert asked_subject("When is my train to Leipzig?") is None
+
+
+def test_someone_asked_about_by_a_role_nobody_mentioned_is_i_dont_know():
+    assert unmentioned_role("What's my wife's name?", ["I've got a meeting at 3."])
+    assert unmentioned_role("Where does Nadia's brother live?", ["My friend Nadia is a nurse.", "She lives in Leeds."])
+    assert not unmentioned_role("What's the name of Lea's teacher?", ["my daughter Lea has a new teacher"])
+    assert not unmentioned_role("What's my mum's name?", ["My mother is called Ilse."])  # another word for her
+    assert not unmentioned_role("What's my dog's name?", ["We have two dogs."])
+    active = turns("My friend Nadia is a nurse.", "She lives in Leeds.")
+    assert select_notes("Where does Nadia's brother live?", active, Step([Cite(3, 0.5, 0.6)], (3, 1))).unknown
+
+
+def test_a_change_verb_is_a_correction_cue():
+    note = Note(1, "user", "The team dinner is on Friday.", 0.5)
+    later = users(turns("The team dinner is on Friday.", "hope the weather holds", "They pushed it to Saturday."))
+    assert correction_of(note, later, "time").number == 5
