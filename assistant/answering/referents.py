@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from assistant.answering.answer import salient
 
@@ -49,15 +50,18 @@ CODE_ASKED = re.compile(r"(?i)\b(code|pin|password|passcode|passphrase|combinati
 SLOT = re.compile(r"(?i)\b(?:my|our)\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:is|are|was|'s|=|:)\s")
 
 
-def names(text: str) -> set[str]:
-    """The text's names and numbers (``salient``), a possessive "Theo's" as "theo"."""
-    return {w[:-2] if w.endswith("'s") else w for w in salient(text)}
+@lru_cache(maxsize=4096)
+def names(text: str) -> frozenset[str]:
+    """The text's names and numbers (``salient``), a possessive "Theo's" as "theo" (cached: every
+    question looks at each statement's several times)."""
+    return frozenset(w[:-2] if w.endswith("'s") else w for w in salient(text))
 
 
 def _person(text: str) -> bool:
     return bool(MALE.search(text) or FEMALE.search(text) or PERSON.search(text))
 
 
+@lru_cache(maxsize=4096)
 def _fits(pronoun_text: str, earlier: str) -> bool:
     """May the pronouns of ``pronoun_text`` stand for something ``earlier`` speaks of?"""
     he, she = bool(HE.search(pronoun_text)), bool(SHE.search(pronoun_text))
@@ -75,6 +79,7 @@ def _pronoun(text: str) -> bool:
     return bool(HE.search(text) or SHE.search(text) or IT.search(text))
 
 
+@lru_cache(maxsize=4096)
 def points_back(text: str) -> bool:
     """Does the statement speak of someone or something by a pronoun: as its subject (in its first
     three words: "He lives in Vienna.", "it's called Greenfield Primary"), or anywhere when it names
