@@ -18,6 +18,10 @@ short chat needs:
   supersedes it: the earlier note is left out of the answer, and the answer must carry a value of
   the correction that the earlier note lacked (``Notes.required``).
 
+* **What a turn is about** (``assistant.answering.referents``): "He lives in Vienna." after "My best
+  friend is Lukas." answers "Where does Lukas live?"; the names the question says are not its answer;
+  a code is asked for by its label.
+
 The notes come best first: the user's statements holding the answer's kind of word before the
 rest, then by the citation's weight; the extractive answer quotes the first.
 """
@@ -30,6 +34,16 @@ from dataclasses import dataclass
 
 from assistant.answering.message import SELF_WORDS, about_the_user, recalls, states
 from assistant.answering.note import OPENERS, Note, salient
+from assistant.answering.referents import (
+    CODE_ASKED,
+    about,
+    followers,
+    holds_code,
+    names,
+    referent,
+    restates,
+    unmentioned_role,
+)
 from assistant.retrieval.lexical import STOP_WORDS, words
 
 KINDS = (
@@ -51,6 +65,7 @@ KINDS = (
             r"|\b(job|occupation|profession|career)\b|\bfor a living\b"
         ),
     ),
+    ("code", CODE_ASKED),
     ("number", re.compile(r"(?i)\bhow\s+(old|many|much|long)\b|\b(number|age)\b")),
 )
 _MONTHS = (
@@ -101,7 +116,8 @@ NUMBER = re.compile(
 )
 CORRECTION = re.compile(
     r"(?i)\b(actually|instead|correction|i meant|mixed (?:it|them|that|those) up|mixed up|misread|"
-    r"typo|scratch that|change of plans?|changed|moved (?:it|me)|rescheduled|not anymore|"
+    r"typo|scratch that|change of plans?|changed|moved (?:it|me)|rescheduled|pushed|postponed|delayed|shifted|bumped|"
+    r"brought (?:it |them )?forward|called off|not anymore|"
     r"no longer|wrong|oops|make that|update|wait|mix(?:ed)? (?:it|them|that|those|these) up)\b"
     r"|\bnot\s+\w+\s*,?\s+but\b|,\s*not\s+\w+"
 )
@@ -159,6 +175,8 @@ def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
         return bool(CLOCK.search(text))
     if kind == "number":
         return bool(NUMBER.search(text))
+    if kind == "code":
+        return holds_code(text, text)
     if kind == "colour":
         return bool(COLOURS.search(text))
     if kind == "job":
@@ -167,6 +185,33 @@ def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
         return bool(_names(text) or LOCATIVE.search(text)) or (loose and _opening_name(text))
     # a name: a capitalised word inside a sentence, or a name cue (``loose``: or a sentence's first word)
     return bool(_names(text)) or _named(text) or (loose and _opening_name(text))
+
+
+def _without(text: str, asked: set[str]) -> str:
+    """``text`` with the names the question already says blanked out ("Lukas" for "Where does Lukas
+    live?"): they are what is asked about, not the answer."""
+    if not asked:
+        return text
+    blank = lambda m: "x" if m.group(0).lower().removesuffix("'s") in asked else m.group(0)  # noqa: E731
+    return re.sub(r"[\w'-]+", blank, text)
+
+
+def kind_beyond(text: str, kind: str | None, question: str, loose: bool = False) -> bool:
+    """``has_kind`` beyond the question's own names and numbers."""
+    return has_kind(_without(text, names(question) - _TIME_NAMES), kind, loose)
+
+
+SUBJECT = re.compile(r"\b(?:does|did|is|was|has|will)\s+([A-Z][a-z][\w-]*)\b(?!')|\b([A-Z][a-z][\w-]*)'s\b")
+
+
+def asked_subject(question: str) -> str | None:
+    """The person or thing a question asks about by name ("Where does Lukas live?", "Theo's
+    school"), lower-cased, or None."""
+    for m in SUBJECT.finditer(question):
+        w = (m.group(1) or m.group(2)).lower()
+        if w not in _TIME_NAMES and w not in STOP_WORDS and m.start() > 0:
+            return w
+    return None
 
 
 def is_statement(c) -> bool:
@@ -198,11 +243,13 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
     by_number = {c.number: c for c in active}
     ranked = [by_number[n] for n in retrieval.ranked if n in by_number]
     statements = [c for c in ranked if is_statement(c)]
+    told = sorted((c for c in active if is_statement(c)), key=lambda c: c.number)
     notes = [_note(by_number[c.turn], c.weight) for c in retrieval.cited if c.turn in by_number]
     if current is not None:
         # the fact was told in the same message as its question: that is what it asks about
         notes.insert(0, _note(current, 1.0))
         statements.insert(0, current)
+        told.append(current)
     sure = bool(notes)
     # a cited reply of the assistant's echoes the user's statement just before it: the fact is in
     # the user's words ("A cello is a wonderful instrument" answers "I play the cello ...")
@@ -211,6 +258,12 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
         if before is not None and is_statement(before) and all(m.number != before.number for m in notes):
             notes.append(_note(before, n.weight))
     kind = expected_kind(question)
+    subject = asked_subject(question)
+    if (subject and not any(subject in names(c.content) for c in told)) or unmentioned_role(
+        question, [c.content for c in told]
+    ):
+        # "Where does Lukas live?" and Lukas was never mentioned: nothing said is about him
+        return Notes([], False, unknown=True)
     if not notes:
         if not about_the_user(question):
             return Notes([], False)
@@ -228,13 +281,17 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
             return Notes([], False, unknown=recalls(question))
         best = (typed[:1] + [c for c in usable if typed[:1] != [c]])[:guesses]
         notes = [_note(c, 1.0 - 0.1 * i) for i, c in enumerate(best)]
-    elif kind and not any(n.role == "user" and has_kind(n.content, kind) for n in notes):
-        cited = {n.number for n in notes}
-        extra = [c for c in statements[:RESCUE_DEPTH] if c.number not in cited and has_kind(c.content, kind)]
-        if extra:
-            notes.append(_note(extra[0], min(n.weight for n in notes)))
-    picked = _corrected(notes, statements, kind, sure, bool(ASKS_ABOUT_ME.search(question)))
-    if kind and not _answers_kind(picked.notes, kind) and (recalls(question) or _on_topic(picked, question)):
+    else:
+        notes += _pointed(notes, told, kind, question)
+        if kind and not any(n.role == "user" and kind_beyond(n.content, kind, question) for n in notes):
+            cited = {n.number for n in notes}
+            extra = [
+                c for c in statements[:RESCUE_DEPTH] if c.number not in cited and kind_beyond(c.content, kind, question)
+            ]
+            if extra:
+                notes.append(_note(extra[0], min(n.weight for n in notes)))
+    picked = _corrected(notes, told, kind, sure, bool(ASKS_ABOUT_ME.search(question)), question)
+    if kind and not _answers_kind(picked.notes, kind, question) and (recalls(question) or _on_topic(picked, question)):
         # "What time does my flight leave?" and only "I'm flying to Oslo on Friday" is known: the
         # turns are about the question, but none holds what it asks for
         return Notes([], False, unknown=True)
@@ -248,14 +305,35 @@ def _on_topic(picked: Notes, question: str) -> bool:
     return picked.sure and any(asked & set(words(n.content)) for n in picked.notes)
 
 
-def _answers_kind(notes: Sequence[Note], kind: str) -> bool:
-    """A note holds the answer's kind: a user statement's, or, without any, an assistant turn's
-    (the user's own words are the facts; the assistant's are evidence only when alone)."""
+def _answers_kind(notes: Sequence[Note], kind: str, question: str = "") -> bool:
+    """A note holds the answer's kind beyond the question's names: a user statement's, or, without
+    any, an assistant turn's (the user's own words are the facts; the assistant's are evidence only
+    when alone)."""
     told = [n for n in notes if n.role == "user"]
-    return any(has_kind(n.content, kind, loose=True) for n in (told or notes))
+    return any(kind_beyond(n.content, kind, question, loose=True) for n in (told or notes))
 
 
-def _corrected(notes: list[Note], statements: Sequence, kind: str | None, sure: bool, mine: bool = False) -> Notes:
+def _pointed(notes: Sequence[Note], told: Sequence, kind: str | None, question: str) -> list[Note]:
+    """The user's statements that point back by a pronoun to a cited statement, or to one naming
+    whom the question names, and hold the answer's kind ("He lives in Vienna." after "My best
+    friend is Lukas." for "Where does Lukas live?")."""
+    if kind is None:
+        return []
+    asked = names(question) - _TIME_NAMES
+    anchors = {n.number for n in notes if n.role == "user"} | {c.number for c in told if names(c.content) & asked}
+    have, out = {n.number for n in notes}, []
+    weight = min((n.weight for n in notes), default=1.0)
+    for a in sorted(anchors):
+        for c in followers(a, told):
+            if c.number not in have and kind_beyond(c.content, kind, question):
+                have.add(c.number)
+                out.append(_note(c, weight))
+    return out
+
+
+def _corrected(
+    notes: list[Note], statements: Sequence, kind: str | None, sure: bool, mine: bool = False, question: str = ""
+) -> Notes:
     """Replace each user note that a later correcting statement supersedes by that statement; best
     first (``mine``: the question asks about the user as "I", and among the statements holding the
     answer's kind "I'm an electrician" comes before "My brother Yusuf is an accountant")."""
@@ -269,33 +347,48 @@ def _corrected(notes: list[Note], statements: Sequence, kind: str | None, sure: 
         new = salient(fix.content) - salient(n.content)
         required |= new or (set(words(fix.content)) - set(words(n.content)))
     kept = list({n.number: n for n in out}.values())  # two notes corrected by one turn: one note
+    asked = names(question) - _TIME_NAMES
     kept.sort(
         key=lambda n: (
             not is_statement(n),
-            not has_kind(n.content, kind),
+            bool(asked) and not about(n.content, asked, statements, n.number),
+            not kind_beyond(n.content, kind, question),
             mine and kind is not None and not I_START.match(n.content),
             -n.weight,
             -n.number,
         )
     )
+    on_them = [n for n in kept if asked and n.role == "user" and about(n.content, asked, statements, n.number)]
+    if on_them:
+        # "Where does Lukas live?": a statement about someone else by name ("My cousin Emma lives in
+        # Dublin.") is not shown to the model beside Lukas's
+        kept = [n for n in kept if n in on_them or not _other_name(n.content)]
     return Notes(kept, sure, frozenset(required))
+
+
+def _other_name(text: str) -> bool:
+    return any(not re.search(r"\d", w) for w in names(text) - _TIME_NAMES)
 
 
 def correction_of(note: Note, statements: Sequence, kind: str | None = None):
     """The latest later user statement that corrects ``note``: it has a correction cue and shares
-    a word or a name/number with it (and, when the question wants a kind of word, holds one). The
-    user's very next statement needs no shared word when both hold a value of the question's kind:
-    people correct what they just said ("Dinner with Jonas is at 7:30." / "He just texted, make
-    that 8:15.")."""
+    a word or a name/number with it, or points back to it by a pronoun (and, when the question
+    wants a kind of word, holds one). The user's next statement holding a value of the question's
+    kind needs no shared word, whatever chatter came between: people correct what they said ("Dinner
+    with Jonas is at 7:30." / "He just texted, make that 8:15."; "The play is on the 12th." / "ok
+    thanks" / "They moved it to the 19th."). The same "my X is" slot filled again with another name
+    or number corrects it without a cue (``referents.restates``)."""
     mine = set(words(note.content)) | salient(note.content)
-    later = [c for c in statements if c.number > note.number]
-    after = min(later, key=lambda c: c.number) if later else None
+    later = [c for c in statements if c.number > note.number and has_kind(c.content, kind)]
+    after = min(later, key=lambda c: c.number) if later else None  # chatter between is skipped
     found = None
     for c in later:
-        if not CORRECTION.search(c.content) or not has_kind(c.content, kind):
+        restated = restates(c.content, note.content)
+        if not CORRECTION.search(c.content) and not restated:
             continue
         theirs = set(words(c.content)) | salient(c.content)
         follows = c is after and kind is not None and has_kind(note.content, kind)
-        if (mine & theirs or follows) and (found is None or c.number > found.number):
+        back = getattr(referent(c, statements), "number", None) == note.number
+        if (mine & theirs or follows or back or restated) and (found is None or c.number > found.number):
             found = c
     return found

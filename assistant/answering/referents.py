@@ -1,0 +1,207 @@
+"""What a user's turn is about when it does not say: pronouns, possessives, restated slots, codes.
+
+People state one fact over several chat turns ("My best friend is Lukas." / "He lives in Vienna.";
+"my son Theo started at a new school" / "it's called Greenfield Primary"), and correct a fact
+without repeating its words ("The school play is on the 12th." / "ok thanks" / "They moved it to
+the 19th."). Rules of English chat, no model:
+
+* **Pronouns.** A statement that speaks of "he", "she", "it", "they" (and their other forms) without
+  a name of its own points back to the latest of the user's recent statements (``RECENT``) with a
+  referent of that kind: a person for he/she (a name or a family word, "she" not resolved to a
+  "brother"), anything for it/they. Chains follow ("he seems to like it" after "it's called ...").
+* **The question's own names.** "Where does Lukas live?": a statement holding only "Lukas" holds no
+  place; the answer's kind must be found beyond the names the question already says ("Theo's"
+  counts as "Theo").
+* **Restated slots.** "My dentist is Dr. Lindqvist." then "My dentist is Dr. Amani.": the same
+  "my X is" subject stated again is a correction, cue or not.
+* **Whom a question asks about.** "What's my wife's name?", "Where does Nadia's brother live?": a
+  person (or pet) the question asks about by role, that no statement of the user's mentions, has
+  nothing said about them (``unmentioned_role``).
+* **Codes.** "What's the code for my locker?" asks for a code, PIN or password: "My gym locker is
+  number 27." is a number, not a code, and does not answer it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from assistant.answering.note import salient
+
+RECENT = 3  # a pronoun points back at most this many of the user's statements
+HE = re.compile(r"(?i)\b(he|him|his|he's|he'll|he'd)\b")
+SHE = re.compile(r"(?i)\b(she|her|hers|she's|she'll|she'd)\b")
+IT = re.compile(r"(?i)\b(it|its|it's|they|them|their|they're|they've|they'll)\b")
+MALE = re.compile(
+    r"(?i)\b(he|him|his|brother|dad|father|husband|boyfriend|bf|son|uncle|nephew|grandpa|grandfather|"
+    r"mr|guy|man|boy)\b"
+)
+FEMALE = re.compile(
+    r"(?i)\b(she|her|sister|mum|mom|mother|wife|girlfriend|gf|daughter|aunt|niece|grandma|grandmother|"
+    r"mrs|ms|miss|woman|girl)\b"
+)
+PERSON = re.compile(
+    r"(?i)\b(friend|partner|boss|neighbou?r|cousin|colleague|teacher|doctor|dentist|landlord|landlady|"
+    r"kid|child|baby|roommate|flatmate|coach|manager|called|named|name is|name's)\b"
+)
+CODE_ASKED = re.compile(r"(?i)\b(code|pin|password|passcode|passphrase|combination|combo)\b")
+# "my dentist is", "our flight number is", "the wifi password's": the slot a statement fills
+SLOT = re.compile(r"(?i)\b(?:my|our)\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:is|are|was|'s|=|:)\s")
+
+
+@lru_cache(maxsize=4096)
+def names(text: str) -> frozenset[str]:
+    """The text's names and numbers (``salient``), a possessive "Theo's" as "theo" (cached: every
+    question looks at each statement's several times)."""
+    return frozenset(w[:-2] if w.endswith("'s") else w for w in salient(text))
+
+
+def _person(text: str) -> bool:
+    return bool(MALE.search(text) or FEMALE.search(text) or PERSON.search(text))
+
+
+@lru_cache(maxsize=4096)
+def _fits(pronoun_text: str, earlier: str) -> bool:
+    """May the pronouns of ``pronoun_text`` stand for something ``earlier`` speaks of?"""
+    he, she = bool(HE.search(pronoun_text)), bool(SHE.search(pronoun_text))
+    if he or she:
+        if not _person(earlier):
+            return False
+        # "she" is not the "brother" of a statement that names only men (and the other way round)
+        if he and not she and FEMALE.search(earlier) and not MALE.search(earlier):
+            return False
+        return not (she and not he and MALE.search(earlier) and not FEMALE.search(earlier))
+    return True
+
+
+def _pronoun(text: str) -> bool:
+    return bool(HE.search(text) or SHE.search(text) or IT.search(text))
+
+
+@lru_cache(maxsize=4096)
+def points_back(text: str) -> bool:
+    """Does the statement speak of someone or something by a pronoun: as its subject (in its first
+    three words: "He lives in Vienna.", "it's called Greenfield Primary"), or anywhere when it names
+    nobody itself ("They moved it to the 19th.")?"""
+    head = " ".join(text.split()[:3])
+    return _pronoun(head) or (_pronoun(text) and not {w for w in names(text) if not re.search(r"\d", w)})
+
+
+def referent(c, statements: Sequence):
+    """The earlier user statement ``c`` points back to (``statements``: the user's statements with
+    ``number`` and ``content``, any order), or None: the latest of the ``RECENT`` before it whose
+    subject fits the pronoun."""
+    if not points_back(c.content):
+        return None
+    before = sorted((s for s in statements if s.number < c.number), key=lambda s: -s.number)[:RECENT]
+    return next((s for s in before if _fits(c.content, s.content)), None)
+
+
+def about(text: str, asked: set[str], told: Sequence, number: int) -> bool:
+    """Does a statement speak of a name the question says, itself or by a pronoun pointing back?"""
+    if names(text) & asked:
+        return True
+    seen, c = set(), next((t for t in told if t.number == number), None)
+    while c is not None and c.number not in seen:
+        seen.add(c.number)
+        c = referent(c, told)
+        if c is not None and names(c.content) & asked:
+            return True
+    return False
+
+
+def followers(number: int, statements: Sequence) -> list:
+    """The user's statements that point back, directly or along a chain, to statement ``number``
+    (in order)."""
+    linked, out = {number}, []
+    for c in sorted(statements, key=lambda s: s.number):
+        if c.number in linked:
+            continue
+        r = referent(c, statements)
+        if r is not None and r.number in linked:
+            linked.add(c.number)
+            out.append(c)
+    return out
+
+
+def slot(text: str) -> str | None:
+    """The subject a statement fills ("my dentist is ..." -> "dentist"), lower-cased, or None."""
+    m = SLOT.search(text)
+    return m.group(1).lower() if m else None
+
+
+VALUE = re.compile(r"\b[A-Z][\w'-]*|\b\w*\d\w*")
+
+
+def _value(text: str) -> set[str]:
+    """The names and numbers after a statement's "my X is" ("Dr. Amani": a capital after "Dr." too)."""
+    m = SLOT.search(text)
+    return {w.lower() for w in VALUE.findall(text[m.end() :])} if m else set()
+
+
+def restates(later: str, earlier: str) -> bool:
+    """Does ``later`` fill the same "my X is" slot as ``earlier`` with another name or number?"""
+    s = slot(later)
+    return s is not None and s == slot(earlier) and bool(_value(later) - _value(earlier))
+
+
+def asks_code(question: str) -> bool:
+    return bool(CODE_ASKED.search(question))
+
+
+def holds_code(text: str, question: str) -> bool:
+    """For a question asking for a code: the text says the same label ("code", "PIN") and has a
+    digit or a quoted value."""
+    label = {m.lower() for m in CODE_ASKED.findall(question)}
+    said = {m.lower() for m in CODE_ASKED.findall(text)}
+    return bool(label & said) and bool(re.search(r"\d|'[^']+'|\"[^\"]+\"", text))
+
+
+# a role and the words that say it too ("mum" for "mother", "puppy" for "dog")
+ROLES = (
+    "wife wifey spouse partner",
+    "husband hubby spouse partner",
+    "boyfriend bf partner",
+    "girlfriend gf partner",
+    "partner wife husband boyfriend girlfriend bf gf spouse fiance fiancee",
+    "mother mum mom mama",
+    "father dad papa",
+    "brother bro sibling",
+    "sister sis sibling",
+    "son kid child boy",
+    "daughter kid child girl",
+    "grandmother grandma granny nan",
+    "grandfather grandpa granddad",
+    "uncle",
+    "aunt auntie",
+    "cousin",
+    "nephew",
+    "niece",
+    "boss manager supervisor",
+    "dog puppy pup",
+    "cat kitten kitty",
+    "neighbour neighbor",
+    "landlord landlady",
+    "dentist",
+    "doctor gp",
+)
+SAYS_ROLE = {}
+for _group in ROLES:
+    _head, *_ = _group.split()
+    SAYS_ROLE.setdefault(_head, set()).update(_group.split())
+
+
+def unmentioned_role(question: str, statements: Sequence[str]) -> bool:
+    """Does the question ask about someone by a role ("my wife", "Nadia's brother") that none of
+    the user's ``statements`` mentions, in any word for it?"""
+    said = {w.lower() for t in statements for w in re.findall(r"[\w'-]+", t)}
+    said |= {w[:-2] for w in said if w.endswith("'s")}
+    tokens = [w.lower() for w in re.findall(r"[\w'-]+", question)]
+    for owner, word in zip(tokens, tokens[1:]):
+        if owner not in ("my", "our") and not owner.endswith("'s"):
+            continue
+        role = word.removesuffix("'s")
+        if role in SAYS_ROLE and not SAYS_ROLE[role] & (said | {w + "s" for w in said} | {w[:-1] for w in said}):
+            return True
+    return False
