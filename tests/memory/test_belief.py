@@ -98,8 +98,9 @@ def test_a_later_cite_by_a_wrong_answer_does_not_refresh_the_verdict():
 
 def _cited_late(**knobs) -> dict[int, float]:
     """Turns 1-3 with the same prior; after their lag window turn 1 is cited by an answer judged
-    wrong, turn 2 by one that stood, turn 3 not at all."""
-    layer = _layer(**knobs)
+    wrong, turn 2 by one that stood, turn 3 not at all. No time fade (``hazard_memory`` 0): turn 1
+    is older than turn 3, and the fade would tell them apart whatever the verdict."""
+    layer = _layer(hazard_memory=0.0, **knobs)
     for _ in range(3):
         layer.add_turn("user", 20, prior=0.2)
     for _ in range(4):
