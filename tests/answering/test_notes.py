@@ -6,7 +6,7 @@ Pure functions on hand-made turns; the service test uses the scripted model and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import pytest
 
@@ -19,30 +19,9 @@ from assistant.service import ChatService
 from bench.fakes.embedder import HashEmbedder
 from bench.fakes.llm import FakeLLM
 from memory.types import MemorySettings
+from tests.answering.conversation import Step, Turn, turns
 
 WORDS = lambda text: len(text.split())  # noqa: E731  (a token counter: one token per word)
-
-
-@dataclass
-class Turn:
-    number: int
-    role: str
-    content: str
-    vector: None = None
-
-
-@dataclass
-class Step:
-    cited: list
-    ranked: tuple
-
-
-def turns(*texts: str) -> list[Turn]:
-    """User turns at odd numbers, each followed by an assistant's 'Noted.'."""
-    out = []
-    for i, t in enumerate(texts):
-        out += [Turn(2 * i + 1, "user", t), Turn(2 * i + 2, "assistant", "Noted.")]
-    return out
 
 
 @pytest.mark.parametrize(

@@ -5,34 +5,11 @@ again corrects it, a code is asked for by its label. Pure functions on hand-made
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from assistant.answering.answer import Note, extractive
 from assistant.answering.notes import asked_subject, correction_of, expected_kind, has_kind, kind_beyond, select_notes
 from assistant.answering.referents import followers, points_back, referent, restates, unmentioned_role
 from assistant.retrieval.step import Cite
-
-
-@dataclass
-class Turn:
-    number: int
-    role: str
-    content: str
-    vector: None = None
-
-
-@dataclass
-class Step:
-    cited: list
-    ranked: tuple
-
-
-def turns(*texts: str) -> list[Turn]:
-    """User turns at odd numbers, each followed by an assistant's 'Noted.'."""
-    out = []
-    for i, t in enumerate(texts):
-        out += [Turn(2 * i + 1, "user", t), Turn(2 * i + 2, "assistant", "Noted.")]
-    return out
+from tests.answering.conversation import Step, Turn, turns
 
 
 def users(active):
