@@ -141,7 +141,18 @@ class Evidence:
     the open block's cites from ``_recent``): a few array operations plus the few stale turns.
     """
 
-    __slots__ = ("_by_turn", "_feedback", "_lag", "_fold", "_answers", "_mirror", "_recent", "_table", "_doubt")
+    __slots__ = (
+        "_by_turn",
+        "_feedback",
+        "_lag",
+        "_fold",
+        "_answers",
+        "_mirror",
+        "_recent",
+        "_table",
+        "_doubt",
+        "_doubted",
+    )
 
     def __init__(self, by_turn: Mapping[int, Sequence[Citation]], feedback: Mapping[object, float], lag: int = 0):
         self._by_turn = by_turn
@@ -153,6 +164,9 @@ class Evidence:
         self._recent: list[Citation] = []  # the log's cites in the open block (see ``measure_many``)
         self._table = Arrivals()  # per turn: prior, role, first settled cite, restored
         self._doubt = SettledBelief()  # the settled cites' verdict per turn
+        # some answer was judged (partly) wrong: until then every verdict is exactly 1 (sticky)
+        self._doubted = False
+        self.loaded()
 
     # ----- the need estimator's prior: evidence a turn carries by arriving --------------------
     def arrived(self, turn: int, prior: float | None, role: str | None = None) -> None:
@@ -208,8 +222,14 @@ class Evidence:
         if mirror is not None and c.turn < len(mirror.end) and c.step < mirror.end[c.turn]:
             mirror.stale[c.turn] = True  # inside the lag window: the verdict changes
 
+    def loaded(self) -> None:
+        """Feedback was loaded into the mapping in bulk (a rebuild): read it once."""
+        self._doubted = self._doubted or any(v < 0 for v in self._feedback.values())
+
     def changed(self, answer: object) -> None:
         """Feedback on ``answer`` arrived: the turns it cited are folded afresh."""
+        if not self._doubted and (self._feedback.get(answer) or 0.0) < 0:
+            self._doubted = True
         for turn in self._answers.get(answer, ()):
             self._fold.pop(turn, None)
             self._doubt.forget(turn)
@@ -295,6 +315,10 @@ class Evidence:
         return out, ptot, belief, seen
 
     def settled_belief(self, numbers: np.ndarray, wrong: float) -> np.ndarray:  # ``memory.verdicts``
+        """The verdict of each turn's settled cites (``SettledBelief``). While no answer has been judged
+        wrong every factor is exactly 1.0, so is every product: no cite is read."""
+        if not self._doubted:
+            return np.ones(len(numbers))
         return self._doubt.of(numbers, wrong, self._lag, self._by_turn, self._belief)
 
     def measure_many(

@@ -124,6 +124,7 @@ class MemoryLayer:
             layer._by_turn.setdefault(c.turn, []).append(c)
             layer._evidence.noted(c)
         layer._feedback.update(feedback or {})
+        layer._evidence.loaded()
         layer.step = step if step is not None else max(layer._turns, default=0)
         return layer
 
