@@ -34,19 +34,26 @@ class TurnByTurn(Measured):
         confirm = self.confirm if lag else 0.0
         vp = self.verdict_prior if lag else 0.0
         sv = self.settled_verdict if lag else 0.0
+        burst = int(self.burst) if lag else 0
         for k, t in enumerate(candidates):
-            u, total, belief, seen = evidence.measure(t, now, decay, wrong)
+            u, total, belief, seen = evidence.measure(t, now, decay, wrong, int(self.burst), self.focus)
             settled[k] = u
             age = ages[k] = now - t.arrived
             quiet[k] = max(0, now - max(seen, t.arrived + lag))
             if confirm and total > 0:
                 verdict[k] = confirm * belief * decay ** max(0, age - lag)
+                if self.focus:
+                    verdict[k] = verdict[k] * total  # the episode's strength
             if vp and total > 0:
                 trust[k] = (1.0 - vp) + vp * belief
-            if sv:  # the answers that cited it after the lag window, judged from the raw log
-                later = 1.0
+            if sv:  # the answers that cited it after its arrival episode, judged from the raw log
+                later, prev, ended = 1.0, t.arrived, False
                 for c in evidence.of(t.number):
-                    if c.step >= t.arrived + lag and c.answer_turn is not None:
+                    if not ended and (c.step < t.arrived + lag or (burst and c.step - prev <= burst)):
+                        prev = c.step  # in the arrival episode: judged by the verdict
+                        continue
+                    ended = True
+                    if c.answer_turn is not None:
                         value = credit(evidence.feedback(c.answer_turn), wrong)
                         later *= value if c.weight == 1.0 else value**c.weight
                 trust[k] = trust[k] * ((1.0 - sv) + sv * later)
