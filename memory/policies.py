@@ -49,7 +49,7 @@ class Measured(Policy):
         z          = logit(p)                                    (need 1; else sharpened about the mean)
                    + recalibrate * log(factor of the turn's role)   (this conversation's own calibration)
                    + need_size_power * log(size)
-                   + citations * excess                           (settled cites and the lag window's verdict)
+                   + citations * excess                           (settled cites and the arrival episode's verdict)
                    + log(max(trust, TRUST_FLOOR))                 (a wrong answer leaned on it early)
                    + restored                                     (when it was brought back after an eviction)
                    - hazard * quiet                               (steps since it was last shown needed)
@@ -61,7 +61,8 @@ class Measured(Policy):
                    within ``burst`` steps of the episode's last (its arrival counting as the first)
         belief   = product over the episode's cites of correctness ** weight
         strength = max over the episode's cites of weight / (turns its answer cited) ** focus
-        verdict  = confirm * strength * belief * decay ** (now - end of lag window)   (0: no episode cite)
+        verdict  = confirm * belief * decay ** (now - end of lag window) * strength   (0: no episode cite;
+                   with focus 0 the strength is left out: the verdict of the lag window alone)
         settled  = sum over cites after the episode of weight * correctness * decay ** (now - step)
         quiet    = now - (step of the last cite after the lag window with correctness > 0, else
                    the end of the lag window)
@@ -140,7 +141,7 @@ class Measured(Policy):
     settled_verdict: float = param(1.0, 0.0, 1.0)
     recalibrate: float = param(1.0, 0.0, 1.0)
     calibration_strength: float = param(10.0, 0.01, 1e6)
-    burst: float = param(10.0, 0.0, 1e6)
+    burst: float = param(10.0, 0.0, 1e6)  # steps, read as a whole number (``int``)
     focus: float = param(1.0, 0.0, 8.0)
     name = "measured"
     description = (
