@@ -86,7 +86,8 @@ class Measured(Policy):
       piece of evidence shared among the turns it cited (as a query's attention sums to one in H2O),
       so a statement the answer was about (it cited that turn alone) counts whole, and chatter cited
       beside two others a third. With ``burst`` 0 the episode is the lag window; with ``focus`` 0
-      every episode cite counts its weight; at lag 0 there is no verdict and every cite is settled.
+      the verdict does not ask whose answer it was; at lag 0 there is no verdict and every cite is
+      settled (neither acts).
     * ``hazard`` is the rate per step at which a need not shown again passes: the prior's odds fall
       by ``exp(-hazard)`` per quiet step (for a small ``p``, ``p * exp(-hazard * age)``: a need whose
       time has not come is less likely the longer it waits). It is fitted per kind of conversation:
