@@ -4,7 +4,7 @@ holds, not what the history holds.
 
 ``Evidence.measure`` folds a turn's citations over fixed blocks of ``BLOCK`` steps (closed blocks
 are folded once and cached); ``Evidence.measure_many`` does the same for all candidates of a
-decision at once through ``_Mirror`` (the cache as arrays by turn number). Both give bit for bit
+decision at once through ``Mirror`` (the cache as arrays by turn number). Both give bit for bit
 what the formula evaluated from the raw log gives; ``powers`` supplies ``base ** k`` tables filled
 by Python's own ``**`` for that reason.
 """
@@ -16,8 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from memory.arrivals import BLOCK, Arrivals, Calibration
+from memory.mirror import Mirror
 from memory.types import Citation, TurnState
-from memory.verdicts import SettledBelief
+from memory.verdicts import SettledBelief, episode_burst, episode_closes, joins
 
 _POWERS: dict[float, np.ndarray] = {}
 
@@ -54,73 +55,6 @@ def credit(value: float | None, wrong: float) -> float:
     return wrong + (1.0 - wrong) * (1.0 + value)
 
 
-class _Mirror:
-    """The fold cache of ``Evidence`` for one key ``(decay, wrong, lag)``, as arrays by turn number.
-
-    ``measure`` caches per turn the fold of its closed blocks (``total`` as of block ``last``), the
-    lag window's verdict, the step of the last settled cite that counted and how many cites are
-    folded; the cites after those are in the open block (the one ``now`` is in) and are added one by
-    one. This mirror holds, per turn, the same cached numbers: ``total`` and ``base = (last + 1) *
-    BLOCK`` (``total`` = 0 when nothing is folded), the verdict's ``belief``, ``seen`` and the end of
-    the lag window. A decision then evaluates, for all candidates at once, ``total * decay ** (now -
-    base)`` plus the open block's cites (taken from ``Evidence._recent``, in log order), which is the
-    float computation ``measure`` does.
-
-    ``stale`` marks turns the mirror may not describe: never measured, feedback on an answer that
-    cited them, a cite inside their lag window, cites in a block that has closed since (their fold
-    must be extended), or a lag window still open. Those go through ``measure`` itself (and are
-    mirrored again); they are the turns cited in the block that closed last, so their number does
-    not grow with the memory. ``position`` is scratch space: turn number -> index among the turns
-    measured now.
-    """
-
-    __slots__ = ("key", "total", "base", "belief", "judged", "end", "seen", "stale", "position")
-
-    def __init__(self, key: tuple):
-        self.key = key
-        self.total = np.zeros(0)
-        self.base = np.zeros(0, dtype=np.int64)
-        self.belief = np.zeros(0)  # the lag window's verdict (0 when it got no cites)
-        self.judged = np.zeros(0, dtype=bool)  # the lag window got cites (total > 0)
-        self.end = np.zeros(0, dtype=np.int64)  # first step after the lag window
-        self.seen = np.zeros(0, dtype=np.int64)  # step of the last folded settled cite that counted (0: none)
-        self.stale = np.ones(0, dtype=bool)
-        self.position = np.zeros(0, dtype=np.int64)
-
-    def reserve(self, size: int) -> None:
-        """Room for turn numbers below ``size`` (new rows are stale: measured before use)."""
-        have = len(self.stale)
-        if size <= have:
-            return
-        grow = max(size, 2 * have) - have
-        for name in ("total", "base", "belief", "judged", "end", "seen", "position"):
-            old = getattr(self, name)
-            setattr(self, name, np.concatenate((old, np.zeros(grow, dtype=old.dtype))))
-        self.stale = np.concatenate((self.stale, np.ones(grow, dtype=bool)))
-
-    def mirror(self, t: TurnState, memo: tuple | None, cited: int) -> None:
-        """Copy ``measure``'s cache of one turn, if it has one for this key (else it stays stale)."""
-        if cited == 0:  # no evidence at all: settled 0, no verdict
-            total, base, ptot, belief, seen = 0.0, 0, 0.0, 0.0, 0
-        elif memo is not None and memo[0] == self.key:
-            _, total, last, _, ptot, belief, seen = memo
-            total, base = (total, (last + 1) * BLOCK) if last >= 0 else (0.0, 0)
-        else:
-            return
-        n = t.number
-        self.total[n] = total
-        self.base[n] = base
-        self.belief[n] = belief if ptot > 0 else 0.0
-        self.judged[n] = ptot > 0
-        self.end[n] = t.arrived + self.key[2]
-        self.seen[n] = seen
-        self.stale[n] = False
-
-    def mark(self, turn: int) -> None:
-        if turn < len(self.stale):  # rows past the end are created stale
-            self.stale[turn] = True
-
-
 class Evidence:
     """Read-only view of the citation log, indexed by cited turn, plus correctness signals.
 
@@ -137,7 +71,7 @@ class Evidence:
     float operations in the same order and gives bit-identical scores. Feedback on an answer drops
     the cache of the turns it cited (their correctness changed).
 
-    ``measure_many`` is ``measure`` for all candidates at once (the cache read through ``_Mirror``,
+    ``measure_many`` is ``measure`` for all candidates at once (the cache read through ``Mirror``,
     the open block's cites from ``_recent``): a few array operations plus the few stale turns.
     """
 
@@ -160,7 +94,7 @@ class Evidence:
         self._lag = lag
         self._fold: dict[int, tuple] = {}
         self._answers: dict[object, set[int]] = {}
-        self._mirror: _Mirror | None = None
+        self._mirror: Mirror | None = None
         self._recent: list[Citation] = []  # the log's cites in the open block (see ``measure_many``)
         self._table = Arrivals()  # per turn: prior, role, first settled cite, restored
         self._doubt = SettledBelief()  # the settled cites' verdict per turn
@@ -212,7 +146,10 @@ class Evidence:
     def noted(self, c: Citation) -> None:
         """A citation was appended to the log (in step order)."""
         if c.answer_turn is not None:
-            self._answers.setdefault(c.answer_turn, set()).add(c.turn)
+            cited = self._answers.setdefault(c.answer_turn, set())
+            if cited and c.turn not in cited:
+                self.changed(c.answer_turn)  # the answer's share of each turn it cited changes
+            cited.add(c.turn)
         self._table.cited(c.turn, c.step, self._lag)
         recent = self._recent
         if recent and recent[0].step < c.step // BLOCK * BLOCK:
@@ -220,7 +157,7 @@ class Evidence:
         recent.append(c)
         mirror = self._mirror
         if mirror is not None and c.turn < len(mirror.end) and c.step < mirror.end[c.turn]:
-            mirror.stale[c.turn] = True  # inside the lag window: the verdict changes
+            mirror.stale[c.turn] = True  # inside the arrival episode: the verdict changes
 
     def loaded(self) -> None:
         """Feedback was loaded into the mapping in bulk (a rebuild): read it once."""
@@ -250,41 +187,61 @@ class Evidence:
         value = self.correctness(c.answer_turn, wrong)
         return value if c.weight == 1.0 else value**c.weight
 
-    def measure(self, t: TurnState, now: int, decay: float, wrong: float = 0.0) -> tuple[float, float, float, int]:
-        """(settled, provisional total weight, belief, seen) for ``t`` at ``now``.
+    def _strength(self, c: Citation, focus: float) -> float:
+        """How much one episode cite says: its weight over the number of turns its answer cited, to
+        the power ``focus`` (an answer is one piece of evidence, shared among the turns it leaned on)."""
+        if not focus or c.answer_turn is None:
+            return c.weight
+        size = len(self._answers.get(c.answer_turn, ())) or 1
+        return c.weight if size == 1 else c.weight / (size if focus == 1.0 else size**focus)
 
-        ``belief`` is the lag window's verdict: the product over its cites of their answers'
-        correctness (1 when every answer stood; a single answer judged wrong takes it to
-        ``wrong_weight``; meaningful only when the total weight is > 0). ``seen`` is the step of the
-        last settled cite that counted (value > 0: its answer was not judged wholly wrong), 0 if none.
+    def measure(
+        self, t: TurnState, now: int, decay: float, wrong: float = 0.0, burst: int = 0, focus: float = 0.0
+    ) -> tuple[float, float, float, int]:
+        """(settled, strength, belief, seen) for ``t`` at ``now``.
+
+        ``strength`` and ``belief`` are the verdict on the turn's arrival episode (its lag window's
+        cites and each later one within ``burst`` steps of the one before, ``memory.verdicts.joins``):
+        one piece of evidence whatever the number of its cites. ``belief`` is the product over them
+        of their answers' correctness (1 when every answer stood; a single answer judged wrong takes
+        it to ``wrong_weight``), ``strength`` the largest ``_strength`` among them (0: the episode
+        got no cites, and ``belief`` means nothing). ``settled`` is the decayed sum over the cites
+        after the episode. ``seen`` is the step of the last cite after the lag window that counted
+        (value > 0: its answer was not judged wholly wrong), 0 if none.
 
         Work is bounded by the evidence of the last ``BLOCK`` steps plus blocks closed since the
-        last call: the fold of closed blocks (and the lag window's verdict, fixed once computed)
+        last call: the fold of closed blocks (and the episode's verdict, fixed once it has closed)
         are cached per turn and only extended.
         """
         cites = self._by_turn.get(t.number)
         if not cites:
             return 0.0, 0.0, 1.0, 0
-        key = (decay, wrong, self._lag)
+        key = (decay, wrong, self._lag, burst, focus)
         memo = self._fold.get(t.number)
         n = len(cites)
         if memo is not None and memo[0] == key and memo[3] == n:
             # fast path: every citation is already folded into closed blocks (the common case)
-            _, total, last, _, ptot, belief, seen = memo
-            return (total * decay ** (now - (last + 1) * BLOCK) if last >= 0 else 0.0), ptot, belief, seen
+            _, total, last, _, strength, belief, seen, _ = memo
+            return (total * decay ** (now - (last + 1) * BLOCK) if last >= 0 else 0.0), strength, belief, seen
         if memo is not None and memo[0] == key:
-            _, total, last, i, ptot, belief, seen = memo
+            _, total, last, i, strength, belief, seen, after = memo
         else:
             end = t.arrived + self._lag
-            i = 0
-            ptot, belief, seen = 0.0, 1.0, 0
-            while i < n and cites[i].step < end:
+            span = episode_burst(self._lag, burst)
+            i, prev = 0, t.arrived
+            strength, belief, seen = 0.0, 1.0, 0
+            while i < n and joins(cites[i].step, prev, end, span):  # the arrival episode: one verdict
                 c = cites[i]
-                ptot += c.weight
+                part = self._strength(c, focus)
+                strength = part if part > strength else strength
                 belief *= self._belief(c, wrong)
+                if c.step >= end and self._value(c, wrong) > 0.0:
+                    seen = c.step
+                prev = c.step
                 i += 1
-            if i == n and now < end:  # the lag window is still open: do not cache its verdict
-                return 0.0, ptot, belief, 0
+            if i == n and now < episode_closes(end, prev, span):  # a cite may still join: do not cache
+                return 0.0, strength, belief, seen
+            after = max(end, prev + 1) if i else end  # the first step after the episode
             total, last = 0.0, -1
         closed = now // BLOCK  # blocks with index < closed are closed (their end <= now)
         start = i
@@ -304,7 +261,7 @@ class Evidence:
             total = total * decay ** ((b - last) * BLOCK) + part if last >= 0 else part
             last = b
         if memo is None or i != start or memo[0] != key:
-            self._fold[t.number] = (key, total, last, i, ptot, belief, seen)
+            self._fold[t.number] = (key, total, last, i, strength, belief, seen, after)
         out = total * decay ** (now - (last + 1) * BLOCK) if last >= 0 else 0.0
         for j in range(i, n):
             c = cites[j]
@@ -312,31 +269,38 @@ class Evidence:
             if value > 0.0:
                 seen = c.step
             out += value * decay ** (now - c.step)
-        return out, ptot, belief, seen
+        return out, strength, belief, seen
 
-    def settled_belief(self, numbers: np.ndarray, wrong: float) -> np.ndarray:  # ``memory.verdicts``
+    def settled_belief(self, numbers: np.ndarray, wrong: float, burst: int = 0) -> np.ndarray:  # ``memory.verdicts``
         """The verdict of each turn's settled cites (``SettledBelief``). While no answer has been judged
         wrong every factor is exactly 1.0, so is every product: no cite is read."""
         if not self._doubted:
             return np.ones(len(numbers))
-        return self._doubt.of(numbers, wrong, self._lag, self._by_turn, self._belief)
+        return self._doubt.of(numbers, wrong, self._lag, self._by_turn, self._belief, burst)
 
     def measure_many(
-        self, numbers: np.ndarray, now: int, decay: float, wrong: float, turn_at: Callable[[int], TurnState]
+        self,
+        numbers: np.ndarray,
+        now: int,
+        decay: float,
+        wrong: float,
+        turn_at: Callable[[int], TurnState],
+        burst: int = 0,
+        focus: float = 0.0,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``measure`` for many turns at once: (settled, belief, judged, seen) arrays.
+        """``measure`` for many turns at once: (settled, belief, strength, seen) arrays.
 
-        ``numbers`` are the turns' numbers, ``turn_at(k)`` the k-th turn. ``belief[k]`` is the lag
-        window's verdict (0 when ``judged[k]`` is false: no cites in the window), ``seen[k]`` the
-        step of the turn's last settled cite that counted (0: none).
+        ``numbers`` are the turns' numbers, ``turn_at(k)`` the k-th turn. ``belief[k]`` and
+        ``strength[k]`` are the arrival episode's verdict (both 0 when the episode got no cites),
+        ``seen[k]`` the step of the turn's last cite after the lag window that counted (0: none).
         Bit for bit what ``measure`` gives: for turns the mirror describes, the same products of
         the same numbers, summed in the same order (the folded total first, then the open block's
-        cites in log order); the rest (``_Mirror.stale``) go through ``measure`` itself.
+        cites in log order); the rest (``Mirror.stale``) go through ``measure`` itself.
         """
-        key = (decay, wrong, self._lag)
+        key = (decay, wrong, self._lag, burst, focus)
         mirror = self._mirror
         if mirror is None or mirror.key != key:
-            mirror = self._mirror = _Mirror(key)
+            mirror = self._mirror = Mirror(key)
         self._close_blocks(now)
         recent = self._recent
         mirror.reserve(int(numbers.max()) + 1)
@@ -347,14 +311,13 @@ class Evidence:
         if recent and not self._add_open_block(mirror, numbers, settled, seen, now, table, wrong):
             stale = list(range(len(numbers)))  # a turn asked for twice: measure them one by one
         belief = mirror.belief[numbers]
-        judged = mirror.judged[numbers]
+        strength = mirror.strength[numbers]
         for k in stale:
             t = turn_at(k)
-            settled[k], ptot, b, seen[k] = self.measure(t, now, decay, wrong)
-            belief[k] = b if ptot > 0 else 0.0
-            judged[k] = ptot > 0
+            settled[k], strength[k], b, seen[k] = self.measure(t, now, decay, wrong, burst, focus)
+            belief[k] = b if strength[k] > 0 else 0.0
             mirror.mirror(t, self._fold.get(t.number), len(self._by_turn.get(t.number, ())))
-        return settled, belief, judged, seen
+        return settled, belief, strength, seen
 
     def _close_blocks(self, now: int) -> None:
         """Drop the cites of blocks closed by ``now`` from ``_recent``: their turns' folds must grow."""
@@ -371,7 +334,7 @@ class Evidence:
 
     def _add_open_block(
         self,
-        mirror: _Mirror,
+        mirror: Mirror,
         numbers: np.ndarray,
         settled: np.ndarray,
         seen: np.ndarray,

@@ -49,7 +49,7 @@ class Measured(Policy):
         z          = logit(p)                                    (need 1; else sharpened about the mean)
                    + recalibrate * log(factor of the turn's role)   (this conversation's own calibration)
                    + need_size_power * log(size)
-                   + citations * excess                           (settled cites and the lag window's verdict)
+                   + citations * excess                           (settled cites and the arrival episode's verdict)
                    + log(max(trust, TRUST_FLOOR))                 (a wrong answer leaned on it early)
                    + restored                                     (when it was brought back after an eviction)
                    - hazard * quiet                               (steps since it was last shown needed)
@@ -57,22 +57,37 @@ class Measured(Policy):
 
     * ``excess`` is the evidence, as the lag-window smoother measures it::
 
-        settled  = sum over cites after the lag window of weight * correctness * decay ** (now - step)
-        belief   = product over the cites inside the lag window of correctness ** weight
-        verdict  = confirm * belief * decay ** (now - end of lag window)   (0 when uncited then)
-        quiet    = now - (step of the last settled cite with correctness > 0, else end of lag window)
+        episode  = the turn's arrival episode: the cites inside its lag window, and each later cite
+                   within ``burst`` steps of the episode's last (its arrival counting as the first)
+        belief   = product over the episode's cites of correctness ** weight
+        strength = max over the episode's cites of weight / (turns its answer cited) ** focus
+        verdict  = confirm * belief * decay ** (now - end of lag window) * strength   (0: no episode cite;
+                   with focus 0 the strength is left out: the verdict of the lag window alone)
+        settled  = sum over cites after the episode of weight * correctness * decay ** (now - step)
+        quiet    = now - (step of the last cite after the lag window with correctness > 0, else
+                   the end of the lag window)
         rate     = sum of settled / sum of ages, over the candidates, now
         excess   = max(0, settled - background * rate * age)
                  + max(0, verdict - verdict_cut * background * rate * quiet)
-        trust    = 1 - verdict_prior + verdict_prior * belief   (1 when the lag window got no cites)
+        trust    = 1 - verdict_prior + verdict_prior * belief   (1 when the episode got no cites)
                  * (1 - settled_verdict + settled_verdict * later)   (lag > 0)
-        later    = product over the cites after the lag window of correctness ** weight
+        later    = product over the cites after the episode of correctness ** weight
 
       ``correctness`` is 1, or ``wrong_weight`` when feedback said the citing answer was wrong, in
       between for a partly right one (``evidence.credit``): the paper's demonstrated utility. Only
       the excess over ``background`` x the candidates' measured rate counts, so a turn cited because
       it was always there (noisy or habitual cites) does not entrench itself, and a verdict goes
       stale at ``verdict_cut`` x that rate per quiet step.
+    * The arrival episode is **one piece of evidence** (``memory/verdicts.py``): while the
+      conversation is still on a turn, the retrieval step follows the topic and cites it again and
+      again, so a burst of three cites says what one does: that the turn was needed then. The burst
+      is judged once (``belief``), its cites never add up. What tells a turn needed for a reason
+      from the topic's context is *how much of an answer* it was (``strength``): each answer is one
+      piece of evidence shared among the turns it cited (as a query's attention sums to one in H2O),
+      so a statement the answer was about (it cited that turn alone) counts whole, and chatter cited
+      beside two others a third. With ``burst`` 0 the episode is the lag window; with ``focus`` 0
+      the verdict does not ask whose answer it was; at lag 0 there is no verdict and every cite is
+      settled (neither acts).
     * ``hazard`` is the rate per step at which a need not shown again passes: the prior's odds fall
       by ``exp(-hazard)`` per quiet step (for a small ``p``, ``p * exp(-hazard * age)``: a need whose
       time has not come is less likely the longer it waits). It is fitted per kind of conversation:
@@ -99,7 +114,9 @@ class Measured(Policy):
 
     The lag and the constants ``lagmem bench holdout`` fits (its ``GRID``) are chosen on training
     conversations only; the rest (the lag-window terms, ``wrong_weight``, the size prior) were set on
-    the LoCoMo dev conversations and the synthetic traces' seeds 0-4: in-sample.
+    the LoCoMo dev conversations and the synthetic traces' seeds 0-4: in-sample; ``burst`` and
+    ``focus`` on the controlled conversations in ``bench/controlled`` and the synthetic seeds 0-4 as
+    text (in-sample; holdout selects lag 0, where neither acts).
     """
 
     # exponents lie in [0, 8]: with a million candidates of up to 1e9 tokens, size is in [1e-9, 1e6]
@@ -125,6 +142,8 @@ class Measured(Policy):
     settled_verdict: float = param(1.0, 0.0, 1.0)
     recalibrate: float = param(1.0, 0.0, 1.0)
     calibration_strength: float = param(10.0, 0.01, 1e6)
+    burst: float = param(10.0, 0.0, 1e6)  # steps, read as a whole number (``int``)
+    focus: float = param(1.0, 0.0, 8.0)
     name = "measured"
     description = (
         "evicts the turn with the least demonstrated utility per token (lagged, decayed, correctness-weighted)"
@@ -163,12 +182,18 @@ class Measured(Policy):
         if not n:
             return np.zeros(0)
         decay, lag = self.decay, evidence.lag
-        settled, belief, judged, seen = evidence.measure_many(numbers, now, decay, self.wrong_weight, turn_at)
+        burst = int(self.burst)  # whole steps
+        settled, belief, strength, seen = evidence.measure_many(
+            numbers, now, decay, self.wrong_weight, turn_at, burst, self.focus
+        )
+        judged = strength > 0.0
         ages = now - arrived
         table = powers(decay, now)
         confirm = self.confirm if lag else 0.0
         if confirm:
             verdict = np.where(judged, confirm * belief * table[np.maximum(ages - lag, 0)], 0.0)
+            if self.focus:
+                verdict = verdict * strength
         else:
             verdict = np.zeros(n)
         # steps since last shown needed (last settled cite that counted, or the lag window's end)
@@ -184,7 +209,7 @@ class Measured(Policy):
         if self.settled_verdict and lag:
             # answers that leaned on it after the window are judged too: a wrong one counts against it
             sv = self.settled_verdict
-            later = (1.0 - sv) + sv * evidence.settled_belief(numbers, self.wrong_weight)
+            later = (1.0 - sv) + sv * evidence.settled_belief(numbers, self.wrong_weight, burst)
             trust = later if trust is None else trust * later
         p = evidence.priors(numbers)
         if np.isnan(p).all():

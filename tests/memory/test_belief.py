@@ -30,6 +30,7 @@ def test_one_wrong_answer_in_the_lag_window_outweighs_a_right_one():
     layer.feedback(-2, -1.0)  # turn 1 also leaned on by an answer judged wrong
     layer.cite([3], answer_turn=-3)
     layer.feedback(-3, -0.5)  # turn 3 by an answer half right
+    layer.cite([2], answer_turn=-4)  # and turn 2 by one that stood: both cited alone once (equal strength)
     for _ in range(4):
         layer.add_turn("user", 20)
     s = _scores(layer)
@@ -97,13 +98,14 @@ def test_a_later_cite_by_a_wrong_answer_does_not_refresh_the_verdict():
 
 
 def _cited_late(**knobs) -> dict[int, float]:
-    """Turns 1-3 with the same prior; after their lag window turn 1 is cited by an answer judged
-    wrong, turn 2 by one that stood, turn 3 not at all. No time fade (``hazard_memory`` 0): turn 1
-    is older than turn 3, and the fade would tell them apart whatever the verdict."""
+    """Turns 1-3 with the same prior; after their arrival episode (lag window and burst) turn 1 is
+    cited by an answer judged wrong, turn 2 by one that stood, turn 3 not at all. No time fade
+    (``hazard_memory`` 0): turn 1 is older than turn 3, and the fade would tell them apart whatever
+    the verdict."""
     layer = _layer(hazard_memory=0.0, **knobs)
     for _ in range(3):
         layer.add_turn("user", 20, prior=0.2)
-    for _ in range(4):
+    for _ in range(4 + int(layer.policy.burst)):
         layer.add_turn("user", 20, prior=0.2)
     layer.cite([1], answer_turn=-1)
     layer.feedback(-1, -1.0)

@@ -34,19 +34,26 @@ class TurnByTurn(Measured):
         confirm = self.confirm if lag else 0.0
         vp = self.verdict_prior if lag else 0.0
         sv = self.settled_verdict if lag else 0.0
+        burst = int(self.burst) if lag else 0
         for k, t in enumerate(candidates):
-            u, total, belief, seen = evidence.measure(t, now, decay, wrong)
+            u, total, belief, seen = evidence.measure(t, now, decay, wrong, int(self.burst), self.focus)
             settled[k] = u
             age = ages[k] = now - t.arrived
             quiet[k] = max(0, now - max(seen, t.arrived + lag))
             if confirm and total > 0:
                 verdict[k] = confirm * belief * decay ** max(0, age - lag)
+                if self.focus:
+                    verdict[k] = verdict[k] * total  # the episode's strength
             if vp and total > 0:
                 trust[k] = (1.0 - vp) + vp * belief
-            if sv:  # the answers that cited it after the lag window, judged from the raw log
-                later = 1.0
+            if sv:  # the answers that cited it after its arrival episode, judged from the raw log
+                later, prev, ended = 1.0, t.arrived, False
                 for c in evidence.of(t.number):
-                    if c.step >= t.arrived + lag and c.answer_turn is not None:
+                    if not ended and (c.step < t.arrived + lag or (burst and c.step - prev <= burst)):
+                        prev = c.step  # in the arrival episode: judged by the verdict
+                        continue
+                    ended = True
+                    if c.answer_turn is not None:
                         value = credit(evidence.feedback(c.answer_turn), wrong)
                         later *= value if c.weight == 1.0 else value**c.weight
                 trust[k] = trust[k] * ((1.0 - sv) + sv * later)
@@ -121,10 +128,13 @@ KNOBS = [  # seeds not divisible by 4 give most turns a prior (the posterior), a
     dict(hazard=0.02, hazard_memory=3.0, hazard_assistant=0.0),
     dict(hazard=0.0, hazard_memory=0.7, need=1.5),  # seed 9: priors, two people
     dict(verdict_prior=0.0, settled_verdict=0.5, wrong_weight=0.4),
+    dict(burst=0.0, focus=0.0),  # seed 11: the episode is the lag window, every cite counts its weight
+    dict(burst=3.0, focus=0.5, wrong_weight=0.3),
+    dict(burst=40.0, focus=2.0, verdict_prior=0.5),
 ]
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(14))
 def test_vectorised_measured_equals_the_turn_by_turn_loop(seed):
     rng = random.Random(seed)
     knobs = KNOBS[seed % len(KNOBS)]
@@ -136,12 +146,18 @@ def test_vectorised_measured_equals_the_turn_by_turn_loop(seed):
         active = sorted(fast.snapshot().active)
         cites = [(n, rng.choice([1.0, 0.5, 2.0])) for n in rng.sample(active, min(len(active), rng.randint(0, 4)))]
         answer = step if rng.random() < 0.7 else None
+        # now and then an answer of the last 30 steps cites more turns in a later call (its shares change)
+        more = [n for n in active if rng.random() < 0.05] if rng.random() < 0.2 else []
+        again = max(0, step - rng.randint(0, 30))
         roll, target = rng.random(), rng.randint(1, step + 1)
         role = rng.choice(["user", "user", "assistant", "system"]) if seed % 3 else "user"
         prior = None if seed % 4 == 0 or rng.random() < 0.1 else rng.choice([0.0, 1.0, rng.random()])
         got = []
         for lay in (fast, slow):
             out = [lay.add_turn(role, tokens, prior=prior).number, lay.cite(cites, answer_turn=answer)]
+            if more:
+                out.append(lay.importance())  # measured between the two calls
+                out.append(lay.cite(more, answer_turn=again))
             try:
                 if roll < 0.1:
                     lay.feedback(
@@ -163,6 +179,7 @@ def test_vectorised_measured_equals_the_turn_by_turn_loop(seed):
             got.append(out)
         assert got[0] == got[1], step
         if step % 100 == 99:  # rebuilt layers (no caches, turns in number order) agree too
+            live = fast.importance()
             fast, slow = (
                 MemoryLayer.from_state(
                     settings,
@@ -174,3 +191,4 @@ def test_vectorised_measured_equals_the_turn_by_turn_loop(seed):
                 )
                 for lay in (fast, slow)
             )
+            assert fast.importance() == live, step  # the live layer's caches held what the log says
