@@ -33,7 +33,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from assistant.answering.kinds import COLOURS, TIME_NAMES
+from assistant.answering.kinds import COLOURS, TIME_NAMES, expected_kind
 from assistant.answering.note import OPENERS
 from assistant.answering.referents import SAYS_ROLE, SLOT, names
 from assistant.retrieval.lexical import STOP_WORDS, stem, words
@@ -43,6 +43,11 @@ from assistant.retrieval.lexical import STOP_WORDS, stem, words
 ASKS_SLOT = re.compile(
     r"(?i)^\s*(?:what|which)(?:'s|s|\u2019s|\s+is|\s+are|\s+was|\s+were)\s+(?P<phrase>[^?!.,;:]+?)"
     r"(?:\s+(?:again|now|then|please))?\s*[?!.]*\s*$"
+)
+# "What breed is my dog?", "Which flavour was the cake?": the head before the copula, the owner after
+ASKS_OF = re.compile(
+    r"(?i)^\s*(?:what|which)\s+(?:(?:kind|type|sort)\s+of\s+)?(?P<head>[a-z]+)\s+(?:is|are|was|were)\s+"
+    r"(?P<phrase>[^?!.,;:]+?)\s*[?!.]*\s*$"
 )
 DETERMINERS = frozenset("my our the his her their a an this that".split())  # not "your": the assistant's
 JOINS = frozenset("of for at on in".split())  # "the code for my locker", "the wifi password at the cabin"
@@ -87,6 +92,8 @@ INTERJECTIONS = frozenset(
     "please morning evening night cheers bye goodbye sadly luckily honestly".split()
 )
 # a name said as one, lower-case too: "called rafa", "my bf kwame"
+# what follows "my dog" and is no name ("I walk my dog twice a day")
+ADVERBS = frozenset("twice thrice always often never sometimes usually every daily weekly everywhere around".split())
 NAME_CUE = re.compile(
     r"(?i)\b(?:called|named|name is|name's|names are)\s+(?P<cued>[\w'-]+)"
     rf"|\b(?:my|our)\s+(?:{'|'.join(sorted(ROLE_WORDS))})\s+(?P<who>[a-z][\w'-]+)"
@@ -143,7 +150,7 @@ def asked_slot(question: str) -> Slot | None:
     keeps its "for tomorrow" as an owner only when it opens with "my", "the" or a possessive)."""
     m = ASKS_SLOT.match(question)
     if m is None:
-        return None
+        return _head_of(question)
     tokens = TOKEN.findall(m.group("phrase"))
     if not tokens or len(tokens) > MAX_WORDS + 2:
         return None
@@ -177,6 +184,27 @@ def asked_slot(question: str) -> Slot | None:
     return Slot(head, frozenset(forms), frozenset(around), frozenset(own))
 
 
+def _head_of(question: str) -> Slot | None:
+    """The slot of a "what <head> is <owner>?" question ("What breed is my dog?"), when the head is
+    not a kind of answer the question's own words already ask for ("What day is my haircut?" asks
+    for a day: ``kinds.expected_kind``)."""
+    m = ASKS_OF.match(question)
+    if m is None or expected_kind(question) is not None:
+        return None
+    tokens = TOKEN.findall(m.group("phrase"))
+    if not tokens or not (tokens[0].lower() in DETERMINERS or _plain(tokens[0])[1]):
+        return None
+    owner = [_plain(t)[0] for t in tokens if t.lower() not in DETERMINERS]
+    head = m.group("head").lower()
+    if not owner or len(owner) > MAX_WORDS or any(w in STOP_WORDS for w in [*owner, head]):
+        return None
+    if len(owner) > 1 and owner[-1].endswith("ing"):
+        return None  # "What car is my brother driving?": a verb, not a noun phrase
+    forms = SAME.get(stem(head), frozenset()) | {stem(head)}
+    own = _role_forms(owner)
+    return Slot(stem(head), frozenset(forms), frozenset(own - forms), frozenset(own))
+
+
 def speaks_of(text: str, slot: Slot) -> bool:
     """Does the turn say a word of the slot (its head, a modifier, the owner)?"""
     return bool(set(words(text)) & slot.words) or bool(_tokens(text) & slot.words)
@@ -206,7 +234,13 @@ def _values(text: str, slot: Slot, opening: bool = True) -> list[tuple[str, int]
         found.append((w, m.start()))
     for m in NAME_CUE.finditer(text):
         w = m.group("cued") or m.group("who")
-        if w.lower() not in STOP_WORDS and w.lower() not in TIME_NAMES and not re.search(r"(ed|ing)$", w):
+        low = w.lower()
+        if (
+            low not in STOP_WORDS
+            and low not in TIME_NAMES
+            and low not in INTERJECTIONS | ADVERBS
+            and not re.search(r"(ed|ing|ly)$", low)
+        ):
             found.append((w.lower(), m.start("cued") if m.group("cued") else m.start("who")))
     return found
 
@@ -229,10 +263,19 @@ def _anothers(text: str, value: str, at: int, slot: Slot) -> bool:
     return False
 
 
+def _states_owner(text: str, slot: Slot) -> bool:
+    """Does the turn say what the owner is ("My dog is a beagle." for "What breed is my dog?")?"""
+    for m in SLOT.finditer(text):
+        said = m.group(1).lower().split()
+        if stem(_plain(said[-1])[0]) in slot.owner:
+            return True
+    return False
+
+
 def fills(text: str, slot: Slot, question: str = "") -> bool:
     """Does the turn fill the slot: say its head (in a form or a word for it), or hold a value of
     its kind that is not another noun's (beyond the names the question says itself)?"""
-    if slot.head not in VALUED and (set(words(text)) | _tokens(text)) & slot.forms:
+    if slot.head not in VALUED and ((set(words(text)) | _tokens(text)) & slot.forms or _states_owner(text, slot)):
         return True
     asked = names(question) if question else frozenset()
     opening = speaks_of(text, slot)
