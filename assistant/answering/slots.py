@@ -92,6 +92,8 @@ INTERJECTIONS = frozenset(
     "please morning evening night cheers bye goodbye sadly luckily honestly".split()
 )
 # a name said as one, lower-case too: "called rafa", "my bf kwame"
+# "is a beagle", "is an accountant", "is the Brompton": a noun phrase after "my X is"
+WHAT_IT_IS = re.compile(r"(?:a|an|the)\s+\w|[A-Z]")
 # what follows "my dog" and is no name ("I walk my dog twice a day")
 ADVERBS = frozenset("twice thrice always often never sometimes usually every daily weekly everywhere around".split())
 NAME_CUE = re.compile(
@@ -264,10 +266,11 @@ def _anothers(text: str, value: str, at: int, slot: Slot) -> bool:
 
 
 def _states_owner(text: str, slot: Slot) -> bool:
-    """Does the turn say what the owner is ("My dog is a beagle." for "What breed is my dog?")?"""
+    """Does the turn say what the owner is ("My dog is a beagle." for "What breed is my dog?"), not
+    what it does ("My brother is coming over.")?"""
     for m in SLOT.finditer(text):
         said = m.group(1).lower().split()
-        if stem(_plain(said[-1])[0]) in slot.owner:
+        if stem(_plain(said[-1])[0]) in slot.owner and WHAT_IT_IS.match(text[m.end() :]):
             return True
     return False
 

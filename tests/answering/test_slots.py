@@ -73,6 +73,7 @@ def test_other_questions_ask_for_no_slot(question):
         ("What's the code for my shed?", "The shed padlock code is 7316.", True, True),
         ("What breed is my dog?", "I walk my dog twice a day.", True, False),
         ("What breed is my dog?", "My dog is a whippet.", True, True),
+        ("What breed is my dog?", "My dog is sleeping on the sofa.", True, False),
         # none of the slot's words: not judged here
         ("What's my hobby?", "Spent Sunday restoring an old sailing boat.", False, False),
     ],
