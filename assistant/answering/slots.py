@@ -1,10 +1,10 @@
 """The slot a question asks to have filled, and whether a turn fills it.
 
-"What's my blood type?" asks for the value of one slot: the noun phrase after "what is", with its
-**head** ("type"), the words that narrow it (**modifiers**: "blood") and whose it is (the
-**owner**: "the baby's name", "the code for my locker", "my parrot called"). A turn that speaks of
-the slot's owner or modifiers but does not fill its head is about a neighbouring slot, and quoting it
-answers a question that was not asked:
+"What's my blood type?" asks for the value of one slot: the noun phrase after "what is" (or the
+head and owner of "What breed is my dog?"), with its **head** ("type"), the words that narrow it
+(**modifiers**: "blood") and whose it is (the **owner**: "the baby's name", "the code for my
+locker", "my parrot called"). A turn that speaks of the slot's owner or modifiers but does not fill
+its head is about a neighbouring slot, and quoting it answers a question that was not asked:
 
 * "I donated blood yesterday." says "blood", not the blood *type*;
 * "My favourite band is Khruangbin." fills "favourite band", not "favourite movie";
@@ -17,8 +17,9 @@ another noun's: not in apposition to a different person, pet or label ("my siste
 about the baby, "number 27" asked for a code) and not the value of a different "my X is" slot ("my
 favourite band is Khruangbin" asked about the movie). A head that is not itself a kind of value
 ("movie", "type", "hobby") is filled too by the turn saying it, in any form (``words`` stems it) or
-a word for it ("film" for "movie"): "My favourite movie is the one with the whales." A name, number
-or colour needs the value: "I forgot my dog's name." does not fill it.
+a word for it ("film" for "movie"): "My favourite movie is the one with the whales.", or by saying
+what the owner is ("My dog is a beagle." for "What breed is my dog?"). A name, number or colour
+needs the value: "I forgot my dog's name." does not fill it.
 
 A model answer is held to the same slot: every value it gives for it must be that slot's value in
 one of its notes (``grounded_for_slot``).
@@ -91,11 +92,11 @@ INTERJECTIONS = frozenset(
     "anyway anyways ugh hmm hm wow oh yeah yep nope cool nice awesome good lol haha btw also still just "
     "please morning evening night cheers bye goodbye sadly luckily honestly".split()
 )
-# a name said as one, lower-case too: "called rafa", "my bf kwame"
 # "is a beagle", "is an accountant", "is the Brompton": a noun phrase after "my X is"
 WHAT_IT_IS = re.compile(r"(?:a|an|the)\s+\w|[A-Z]")
 # what follows "my dog" and is no name ("I walk my dog twice a day")
 ADVERBS = frozenset("twice thrice always often never sometimes usually every daily weekly everywhere around".split())
+# a name said as one, lower-case too: "called rafa", "my bf kwame"
 NAME_CUE = re.compile(
     r"(?i)\b(?:called|named|name is|name's|names are)\s+(?P<cued>[\w'-]+)"
     rf"|\b(?:my|our)\s+(?:{'|'.join(sorted(ROLE_WORDS))})\s+(?P<who>[a-z][\w'-]+)"
@@ -111,8 +112,9 @@ CLAUSE_END = re.compile(r"[,;.!?]|\s(?:and|but)\s")
 
 @dataclass(frozen=True, slots=True)
 class Slot:
-    """What a question asks for: the head word's stem (``head``), its forms (``forms``), and the
-    stems of the modifiers and the owner (``around``: the words a neighbouring slot shares)."""
+    """What a question asks for: the head word's stem (``head``), its forms (``forms``), the stems
+    of the modifiers and the owner (``around``: the words a neighbouring slot shares) and of the
+    owner alone, with its other role words (``owner``)."""
 
     head: str
     forms: frozenset[str]
@@ -304,7 +306,8 @@ def judged(notes: Sequence, question: str) -> tuple[list, bool]:
     told = [n for n in filling if n.role == "user"]
     if not (told if any(n.role == "user" for n in notes) else filling):
         return [], True
-    return [n for n in notes if n in filling or n not in speaking], False
+    beside = {id(n) for n in speaking} - {id(n) for n in filling}
+    return [n for n in notes if id(n) not in beside], False
 
 
 def grounded_for_slot(answer: str, notes: Sequence, question: str) -> bool:
