@@ -31,6 +31,7 @@ import numpy as np
 
 from assistant.answering.message import about_the_user, states
 from assistant.answering.note import OPENERS, Note, salient
+from assistant.answering.slots import grounded_for_slot
 from assistant.answering.wording import WORDINGS, language
 from assistant.retrieval.lexical import STOP_WORDS, words
 
@@ -243,9 +244,10 @@ def agrees(
     """Does the model's text say what the cited turns say? Lexical and embedding evidence, not
     wording: it must repeat a word of theirs the question lacked, most of its new words must come
     from them, it may not bring a name or number of its own, it must keep a name or number of
-    theirs when they have one, it must carry one of the ``required`` words (a correction's new
-    value) when any are given, it may not speak as the user when the question is about the user,
-    and (when vectors are given) it must be close to one of them."""
+    theirs when they have one, every value it gives for the question's slot must be that slot's
+    value in a note (``slots.grounded_for_slot``), it must carry one of the ``required`` words (a
+    correction's new value) when any are given, it may not speak as the user when the question is
+    about the user, and (when vectors are given) it must be close to one of them."""
     # the user's own statements are the facts; the assistant's turns count only without them
     # (else a model repeating its earlier chatter would "agree")
     notes = [n for n in notes if n.role == "user"] or list(notes)
@@ -253,6 +255,8 @@ def agrees(
     said, asked_names = salient(answer), salient(message)
     if said - noted - asked_names or invented_opener(answer, notes, message):
         return False  # an invented name or number ("turning 12" when the turn says "six")
+    if not grounded_for_slot(answer, notes, message):
+        return False  # a value beside the asked slot ("Greta", the sister, for the baby's name)
     if about_the_user(message) and speaks_as_user(answer, notes):
         return False  # the user's sentence copied: the user is "you" in an answer about them
     tokens = {w.lower() for w in re.findall(r"[\w'-]+", answer)}

@@ -18,6 +18,10 @@ short chat needs:
   supersedes it: the earlier note is left out of the answer, and the answer must carry a value of
   the correction that the earlier note lacked (``Notes.required``).
 
+* **The asked slot** (``assistant.answering.slots``): "What's my blood type?" is not answered by
+  "I donated blood yesterday.": a turn that speaks of the slot without filling it is left out, and
+  when no turn fills it the answer is "I don't know".
+
 * **What a turn is about** (``assistant.answering.referents``): "He lives in Vienna." after "My best
   friend is Lukas." answers "Where does Lukas live?"; the names the question says are not its answer;
   a code is asked for by its label.
@@ -30,90 +34,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from assistant.answering.kinds import TIME_NAMES, expected_kind, has_kind, kind_beyond
 from assistant.answering.message import SELF_WORDS, about_the_user, recalls, states
-from assistant.answering.note import OPENERS, Note, salient
-from assistant.answering.referents import (
-    CODE_ASKED,
-    about,
-    followers,
-    holds_code,
-    names,
-    referent,
-    restates,
-    unmentioned_role,
-)
+from assistant.answering.note import Note, salient
+from assistant.answering.referents import about, followers, names, referent, restates, unmentioned_role
+from assistant.answering.slots import judged
 from assistant.retrieval.lexical import STOP_WORDS, words
 
-KINDS = (
-    ("name", re.compile(r"(?i)^\s*(who|whom)\b|\b(name|called|call)\b")),
-    ("clock", re.compile(r"(?i)\b(what|which)\s+time\b|\bat what time\b|\bhow (late|early)\b")),
-    ("time", re.compile(r"(?i)^\s*when\b|\b(what|which)\s+(day|date|month|year|weekday)\b")),
-    (
-        "place",
-        re.compile(
-            r"(?i)^\s*where\b|\b(what|which)\s+(city|town|country|place|street|"
-            r"hospital|school|village|island|state)\b"
-        ),
-    ),
-    ("colour", re.compile(r"(?i)\bcolou?rs?\b")),
-    (
-        "job",
-        re.compile(
-            r"(?i)\bwhat\s+(do|does|did)\s+[\w' ]+?\s+do\s*(for\s+(work|a\s+living))?\s*[?.!]*\s*$"
-            r"|\b(job|occupation|profession|career)\b|\bfor a living\b"
-        ),
-    ),
-    ("code", CODE_ASKED),
-    ("number", re.compile(r"(?i)\bhow\s+(old|many|much|long)\b|\b(number|age)\b")),
-)
-_MONTHS = (
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec"
-)
-_DAYS = "monday tuesday wednesday thursday friday saturday sunday weekend tomorrow tonight today yesterday"
-_PERIODS = "morning afternoon evening night week weekend month year spring summer autumn fall winter"
-TIME_WORDS = re.compile(
-    rf"(?i)\b({'|'.join((_MONTHS + ' ' + _DAYS).split())})s?\b|\b\d{{1,2}}(:\d\d|\s?[ap]\.?m\b|st|nd|rd|th)\b"
-    rf"|\b(this|next|last|every|each|in the)\s+({'|'.join(_PERIODS.split())})\b|\b(ago|19\d\d|20\d\d)\b"
-)
-CLOCK = re.compile(
-    r"(?i)\b\d{1,2}[:.]\d\d\b|\b\d{1,2}\s?[ap]\.?m\b|o'clock|\b(noon|midday|midnight)\b|\bhalf past\b"
-    r"|\bquarter (past|to)\b|\bat (\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b"
-)
-_TIME_NAMES = frozenset((_MONTHS + " " + _DAYS).split())
-# where something is: a capitalised name, or a place said with a preposition ("in the shed",
-# "under the blue flowerpot", "at my mother's house"), not a date ("on the 12th")
-LOCATIVE = re.compile(
-    r"(?i)\b(in|at|on|under|behind|near|next to|beside|by|inside|outside|above|below|from|into|"
-    r"opposite|across from|between|upstairs|downstairs)\s+(the|a|an|my|our|his|her|their|your|this|that)\s+(?!\d)\w"
-)
-# a name said as one: "called rafa", "her name is Bernice", "my bf kwame" (lower-case names too)
-_PEOPLE = (
-    "bf gf boyfriend girlfriend husband wife partner son daughter brother sister mum mom mother dad "
-    "father friend cat dog kid boss neighbour neighbor cousin uncle aunt nephew niece landlord "
-    "landlady colleague teacher doctor dentist rabbit bunny hamster horse baby"
-)
-NAME_CUE = re.compile(
-    rf"(?i)\b(called|named|name is|name's|names are)\s+\w"
-    rf"|\b(my|our)\s+({'|'.join(_PEOPLE.split())})\s+(?P<who>[a-z]\w+)"
-)
-COLOURS = re.compile(
-    r"(?i)\b(red|orange|yellow|green|blue|purple|violet|pink|brown|black|white|grey|gray|silver|gold|"
-    r"golden|beige|navy|turquoise|teal|ginger|maroon|cream|tan|tabby)\b"
-)
-JOB = re.compile(
-    r"(?i)\b(work(s|ed|ing)?|job|profession|occupation|career|employed|retired|unemployed|teach(es|ing)?|"
-    r"student|studying)\b|\b(am|'m|is|'s|are|'re|was|were|be|been|became|become)\s+(an?|the)\s+(\w+\s+)?"
-    r"(\w+(er|or|ist|ian|ant|ent|eer|man|woman|ess)|nurse|vet|pilot|chef|cook|judge|clerk|nanny|"
-    r"mechanic|architect|surgeon|midwife|barista|plumber|electrician)\b"
-)
-NUMBER = re.compile(
-    r"(?i)\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-    r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|"
-    r"forty|fifty|sixty|seventy|eighty|ninety|hundred)\b"
-)
 CORRECTION = re.compile(
     r"(?i)\b(actually|instead|correction|i meant|mixed (?:it|them|that|those) up|mixed up|misread|"
     r"typo|scratch that|change of plans?|changed|moved (?:it|me)|rescheduled|pushed|postponed|delayed|shifted|bumped|"
@@ -131,76 +60,6 @@ GUESSES = 2
 RESCUE_DEPTH = 5  # the answer-kind rule looks this far down the ranker's user statements
 
 
-def expected_kind(question: str) -> str | None:
-    """The kind of word the answer needs (``name``, ``time``, ``place``, ``number``) or None."""
-    for kind, pattern in KINDS:
-        if pattern.search(question):
-            return kind
-    return None
-
-
-def _names(text: str) -> set[str]:
-    """Capitalised words inside a sentence and words with a digit, less days and months."""
-    return {w for w in salient(text) if w not in _TIME_NAMES}
-
-
-def _named(text: str) -> bool:
-    for m in NAME_CUE.finditer(text):
-        who = m.group("who")
-        if who is None or not (
-            who.lower() in STOP_WORDS or who.lower() in _TIME_NAMES or re.search(r"(ed|ing|s)$", who)
-        ):
-            return True
-    return False
-
-
-def _opening_name(text: str) -> bool:
-    """A sentence opens with what may be a name ("Mochi knocked my coffee off the desk"): a
-    capitalised word that is not a common word, a day or month, or a verb form. Only a "may be":
-    it keeps "I don't know" from being said, never makes a note the answer."""
-    for m in re.finditer(r"(?:^|[.!?]\s+)([A-Z][a-z]{2,})\b", text):
-        w = m.group(1).lower()
-        if w not in STOP_WORDS and w not in OPENERS and w not in _TIME_NAMES and not re.search(r"(ed|ing|ly|s)$", w):
-            return True
-    return False
-
-
-def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
-    """Does ``text`` hold a word of the answer's kind (``expected_kind``)?"""
-    if kind is None:
-        return True
-    if kind == "time":
-        return bool(TIME_WORDS.search(text))
-    if kind == "clock":
-        return bool(CLOCK.search(text))
-    if kind == "number":
-        return bool(NUMBER.search(text))
-    if kind == "code":
-        return holds_code(text, text)
-    if kind == "colour":
-        return bool(COLOURS.search(text))
-    if kind == "job":
-        return bool(JOB.search(text))
-    if kind == "place":
-        return bool(_names(text) or LOCATIVE.search(text)) or (loose and _opening_name(text))
-    # a name: a capitalised word inside a sentence, or a name cue (``loose``: or a sentence's first word)
-    return bool(_names(text)) or _named(text) or (loose and _opening_name(text))
-
-
-def _without(text: str, asked: set[str]) -> str:
-    """``text`` with the names the question already says blanked out ("Lukas" for "Where does Lukas
-    live?"): they are what is asked about, not the answer."""
-    if not asked:
-        return text
-    blank = lambda m: "x" if m.group(0).lower().removesuffix("'s") in asked else m.group(0)  # noqa: E731
-    return re.sub(r"[\w'-]+", blank, text)
-
-
-def kind_beyond(text: str, kind: str | None, question: str, loose: bool = False) -> bool:
-    """``has_kind`` beyond the question's own names and numbers."""
-    return has_kind(_without(text, names(question) - _TIME_NAMES), kind, loose)
-
-
 SUBJECT = re.compile(r"\b(?:does|did|is|was|has|will)\s+([A-Z][a-z][\w-]*)\b(?!')|\b([A-Z][a-z][\w-]*)'s\b")
 
 
@@ -209,7 +68,7 @@ def asked_subject(question: str) -> str | None:
     school"), lower-cased, or None."""
     for m in SUBJECT.finditer(question):
         w = (m.group(1) or m.group(2)).lower()
-        if w not in _TIME_NAMES and w not in STOP_WORDS and m.start() > 0:
+        if w not in TIME_NAMES and w not in STOP_WORDS and m.start() > 0:
             return w
     return None
 
@@ -295,7 +154,12 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
         # "What time does my flight leave?" and only "I'm flying to Oslo on Friday" is known: the
         # turns are about the question, but none holds what it asks for
         return Notes([], False, unknown=True)
-    return picked
+    kept, unknown = judged(picked.notes, question)
+    if unknown:
+        # "What's my blood type?" and only "I donated blood yesterday." speaks of it: the turns are
+        # about a neighbouring slot, and none fills the one asked
+        return Notes([], False, unknown=True)
+    return replace(picked, notes=kept)
 
 
 def _on_topic(picked: Notes, question: str) -> bool:
@@ -319,7 +183,7 @@ def _pointed(notes: Sequence[Note], told: Sequence, kind: str | None, question: 
     friend is Lukas." for "Where does Lukas live?")."""
     if kind is None:
         return []
-    asked = names(question) - _TIME_NAMES
+    asked = names(question) - TIME_NAMES
     anchors = {n.number for n in notes if n.role == "user"} | {c.number for c in told if names(c.content) & asked}
     have, out = {n.number for n in notes}, []
     weight = min((n.weight for n in notes), default=1.0)
@@ -346,8 +210,8 @@ def _corrected(
         out.append(_note(fix, n.weight))
         new = salient(fix.content) - salient(n.content)
         required |= new or (set(words(fix.content)) - set(words(n.content)))
-    kept = list({n.number: n for n in out}.values())  # two notes corrected by one turn: one note
-    asked = names(question) - _TIME_NAMES
+    kept = _once(out)
+    asked = names(question) - TIME_NAMES
     kept.sort(
         key=lambda n: (
             not is_statement(n),
@@ -366,8 +230,20 @@ def _corrected(
     return Notes(kept, sure, frozenset(required))
 
 
+def _once(notes: Sequence[Note]) -> list[Note]:
+    """Each turn once, where it first came, with the greatest weight it came with: a correction that
+    replaces a cited note keeps that note's weight, though the same turn also came in at a lower one
+    (pointing back by a pronoun to a statement of the chain), so chatter cited below the corrected
+    note cannot outrank the correction ("Anyway, grey day today." is not the haircut's day)."""
+    best: dict[int, Note] = {}
+    for n in notes:
+        if n.number not in best or n.weight > best[n.number].weight:
+            best[n.number] = n
+    return list(best.values())
+
+
 def _other_name(text: str) -> bool:
-    return any(not re.search(r"\d", w) for w in names(text) - _TIME_NAMES)
+    return any(not re.search(r"\d", w) for w in names(text) - TIME_NAMES)
 
 
 def correction_of(note: Note, statements: Sequence, kind: str | None = None):

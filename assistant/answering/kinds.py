@@ -1,0 +1,155 @@
+"""The kind of word an answer needs, and whether a text holds one.
+
+"Who ...?" wants a name, "When ...?" a day, date or time, "Where ...?" a place, "How old / how many
+...?" a number; "what colour", "what do I do for a living", "the code for my locker" ask for a colour,
+a job, a code. ``expected_kind`` reads the question, ``has_kind`` a turn; ``kind_beyond`` leaves out the
+names the question already says ("Lukas" does not answer "Where does Lukas live?"). Used by the choice
+of notes (``assistant.answering.notes``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from assistant.answering.note import OPENERS, salient
+from assistant.answering.referents import CODE_ASKED, holds_code, names
+from assistant.retrieval.lexical import STOP_WORDS
+
+KINDS = (
+    ("name", re.compile(r"(?i)^\s*(who|whom)\b|\b(name|called|call)\b")),
+    ("clock", re.compile(r"(?i)\b(what|which)\s+time\b|\bat what time\b|\bhow (late|early)\b")),
+    ("time", re.compile(r"(?i)^\s*when\b|\b(what|which)\s+(day|date|month|year|weekday)\b")),
+    (
+        "place",
+        re.compile(
+            r"(?i)^\s*where\b|\b(what|which)\s+(city|town|country|place|street|"
+            r"hospital|school|village|island|state)\b"
+        ),
+    ),
+    ("colour", re.compile(r"(?i)\bcolou?rs?\b")),
+    (
+        "job",
+        re.compile(
+            r"(?i)\bwhat\s+(do|does|did)\s+[\w' ]+?\s+do\s*(for\s+(work|a\s+living))?\s*[?.!]*\s*$"
+            r"|\b(job|occupation|profession|career)\b|\bfor a living\b"
+        ),
+    ),
+    ("code", CODE_ASKED),
+    ("number", re.compile(r"(?i)\bhow\s+(old|many|much|long)\b|\b(number|age)\b")),
+)
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+)
+_DAYS = "monday tuesday wednesday thursday friday saturday sunday weekend tomorrow tonight today yesterday"
+_PERIODS = "morning afternoon evening night week weekend month year spring summer autumn fall winter"
+TIME_WORDS = re.compile(
+    rf"(?i)\b({'|'.join((_MONTHS + ' ' + _DAYS).split())})s?\b|\b\d{{1,2}}(:\d\d|\s?[ap]\.?m\b|st|nd|rd|th)\b"
+    rf"|\b(this|next|last|every|each|in the)\s+({'|'.join(_PERIODS.split())})\b|\b(ago|19\d\d|20\d\d)\b"
+)
+CLOCK = re.compile(
+    r"(?i)\b\d{1,2}[:.]\d\d\b|\b\d{1,2}\s?[ap]\.?m\b|o'clock|\b(noon|midday|midnight)\b|\bhalf past\b"
+    r"|\bquarter (past|to)\b|\bat (\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b"
+)
+TIME_NAMES = frozenset((_MONTHS + " " + _DAYS).split())
+# where something is: a capitalised name, or a place said with a preposition ("in the shed",
+# "under the blue flowerpot", "at my mother's house"), not a date ("on the 12th")
+LOCATIVE = re.compile(
+    r"(?i)\b(in|at|on|under|behind|near|next to|beside|by|inside|outside|above|below|from|into|"
+    r"opposite|across from|between|upstairs|downstairs)\s+(the|a|an|my|our|his|her|their|your|this|that)\s+(?!\d)\w"
+)
+# a name said as one: "called rafa", "her name is Bernice", "my bf kwame" (lower-case names too)
+_PEOPLE = (
+    "bf gf boyfriend girlfriend husband wife partner son daughter brother sister mum mom mother dad "
+    "father friend cat dog kid boss neighbour neighbor cousin uncle aunt nephew niece landlord "
+    "landlady colleague teacher doctor dentist rabbit bunny hamster horse baby"
+)
+NAME_CUE = re.compile(
+    rf"(?i)\b(called|named|name is|name's|names are)\s+\w"
+    rf"|\b(my|our)\s+({'|'.join(_PEOPLE.split())})\s+(?P<who>[a-z]\w+)"
+)
+COLOURS = re.compile(
+    r"(?i)\b(red|orange|yellow|green|blue|purple|violet|pink|brown|black|white|grey|gray|silver|gold|"
+    r"golden|beige|navy|turquoise|teal|ginger|maroon|cream|tan|tabby)\b"
+)
+JOB = re.compile(
+    r"(?i)\b(work(s|ed|ing)?|job|profession|occupation|career|employed|retired|unemployed|teach(es|ing)?|"
+    r"student|studying)\b|\b(am|'m|is|'s|are|'re|was|were|be|been|became|become)\s+(an?|the)\s+(\w+\s+)?"
+    r"(\w+(er|or|ist|ian|ant|ent|eer|man|woman|ess)|nurse|vet|pilot|chef|cook|judge|clerk|nanny|"
+    r"mechanic|architect|surgeon|midwife|barista|plumber|electrician)\b"
+)
+NUMBER = re.compile(
+    r"(?i)\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+    r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|"
+    r"forty|fifty|sixty|seventy|eighty|ninety|hundred)\b"
+)
+
+
+def expected_kind(question: str) -> str | None:
+    """The kind of word the answer needs (``name``, ``time``, ``place``, ``number``) or None."""
+    for kind, pattern in KINDS:
+        if pattern.search(question):
+            return kind
+    return None
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words inside a sentence and words with a digit, less days and months."""
+    return {w for w in salient(text) if w not in TIME_NAMES}
+
+
+def _named(text: str) -> bool:
+    for m in NAME_CUE.finditer(text):
+        who = m.group("who")
+        if who is None or not (
+            who.lower() in STOP_WORDS or who.lower() in TIME_NAMES or re.search(r"(ed|ing|s)$", who)
+        ):
+            return True
+    return False
+
+
+def _opening_name(text: str) -> bool:
+    """A sentence opens with what may be a name ("Mochi knocked my coffee off the desk"): a
+    capitalised word that is not a common word, a day or month, or a verb form. Only a "may be":
+    it keeps "I don't know" from being said, never makes a note the answer."""
+    for m in re.finditer(r"(?:^|[.!?]\s+)([A-Z][a-z]{2,})\b", text):
+        w = m.group(1).lower()
+        if w not in STOP_WORDS and w not in OPENERS and w not in TIME_NAMES and not re.search(r"(ed|ing|ly|s)$", w):
+            return True
+    return False
+
+
+def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
+    """Does ``text`` hold a word of the answer's kind (``expected_kind``)?"""
+    if kind is None:
+        return True
+    if kind == "time":
+        return bool(TIME_WORDS.search(text))
+    if kind == "clock":
+        return bool(CLOCK.search(text))
+    if kind == "number":
+        return bool(NUMBER.search(text))
+    if kind == "code":
+        return holds_code(text, text)
+    if kind == "colour":
+        return bool(COLOURS.search(text))
+    if kind == "job":
+        return bool(JOB.search(text))
+    if kind == "place":
+        return bool(_names(text) or LOCATIVE.search(text)) or (loose and _opening_name(text))
+    # a name: a capitalised word inside a sentence, or a name cue (``loose``: or a sentence's first word)
+    return bool(_names(text)) or _named(text) or (loose and _opening_name(text))
+
+
+def _without(text: str, asked: set[str]) -> str:
+    """``text`` with the names the question already says blanked out ("Lukas" for "Where does Lukas
+    live?"): they are what is asked about, not the answer."""
+    if not asked:
+        return text
+    blank = lambda m: "x" if m.group(0).lower().removesuffix("'s") in asked else m.group(0)  # noqa: E731
+    return re.sub(r"[\w'-]+", blank, text)
+
+
+def kind_beyond(text: str, kind: str | None, question: str, loose: bool = False) -> bool:
+    """``has_kind`` beyond the question's own names and numbers."""
+    return has_kind(_without(text, names(question) - TIME_NAMES), kind, loose)
