@@ -64,9 +64,13 @@ class TurnByTurn(Measured):
         if any(known):
             logits = [_logit(t.prior) for t, k in zip(candidates, known) if k]
             centre = math.fsum(logits) / len(logits)
-            factor = evidence.calibration(
-                now, self.calibration_strength, np.array([t.number for t in candidates], dtype=np.int64)
-            ).factor
+            cal = evidence.calibration(
+                now,
+                self.calibration_strength,
+                np.array([t.number for t in candidates], dtype=np.int64),
+                *self.reuse_prior(evidence),
+            )
+            factor = cal.factor
             hazard = self.hazard_assistant if evidence.with_assistant else self.hazard
         out = [0.0] * n
         for k, t in enumerate(candidates):
@@ -87,6 +91,9 @@ class TurnByTurn(Measured):
                     z = centre + self.need * (z - centre)
                 if self.recalibrate:
                     z = z + self.recalibrate * math.log(factor[ROLE_CODES.get(t.role, OTHER_ROLE)])
+                    shown = any(c.step >= t.arrived + lag for c in evidence.of(t.number))
+                    if shown and cal.reuse != 1.0:
+                        z = z + self.recalibrate * math.log(cal.reuse)
                 if self.need_size_power:
                     z = z + self.need_size_power * math.log(size)
                 z = z + s
@@ -96,8 +103,9 @@ class TurnByTurn(Measured):
                     z = z + (self.restored if t.protected_since > t.arrived else 0.0)
                 if hazard:
                     z = z - hazard * quiet[k]
-                if self.hazard_memory and not evidence.with_assistant:
-                    z = z - (self.hazard_memory / n) * quiet[k]
+                per_memory = self.hazard_memory_assistant if evidence.with_assistant else self.hazard_memory
+                if per_memory:
+                    z = z - (per_memory / n) * quiet[k]
                 out[k] = _sigmoid(z) / (size**self.density if self.density else 1.0)
                 continue
             if self.prior:
@@ -121,6 +129,7 @@ KNOBS = [  # seeds not divisible by 4 give most turns a prior (the posterior), a
     dict(hazard=0.02, hazard_memory=3.0, hazard_assistant=0.0),
     dict(hazard=0.0, hazard_memory=0.7, need=1.5),  # seed 9: priors, two people
     dict(verdict_prior=0.0, settled_verdict=0.5, wrong_weight=0.4),
+    dict(hazard_assistant=0.0, hazard_memory_assistant=0.4, spent_assistant=3.0, reuse_strength=0.5),
 ]
 
 
