@@ -124,12 +124,14 @@ class Measured(Policy):
     verdict_cut: float = param(4.0, 0.0, 1000.0)
     verdict_prior: float = param(1.0, 0.0, 1.0)
     need: float = param(1.0, 0.0, 8.0)
+    need_assistant: float = param(1.5, 0.0, 8.0)
     need_size_power: float = param(0.0, 0.0, 8.0)
     citations: float = param(1.0, 0.0, 1000.0)
+    citations_assistant: float = param(0.5, 0.0, 1000.0)
     hazard: float = param(0.0, 0.0, 1.0)
-    hazard_assistant: float = param(0.005, 0.0, 1.0)
+    hazard_assistant: float = param(0.0, 0.0, 1.0)
     hazard_memory: float = param(0.6, 0.0, 1000.0)
-    hazard_memory_assistant: float = param(0.0, 0.0, 1000.0)
+    hazard_memory_assistant: float = param(0.3, 0.0, 1000.0)
     restored: float = param(2.0, 0.0, 1000.0)
     settled_verdict: float = param(1.0, 0.0, 1.0)
     recalibrate: float = param(1.0, 0.0, 1.0)
@@ -186,8 +188,9 @@ class Measured(Policy):
         # steps since last shown needed (last settled cite that counted, or the lag window's end)
         quiet = np.maximum(now - np.maximum(seen, arrived + lag), 0)
         s = self._excess(settled, verdict, ages, quiet)
-        if self.citations != 1.0:
-            s = self.citations * s
+        citations = self.citations_assistant if evidence.with_assistant else self.citations
+        if citations != 1.0:
+            s = citations * s
         trust = None
         if self.verdict_prior and lag:
             # the lag window's belief updates the prior; a turn never cited yet keeps it whole
@@ -270,7 +273,7 @@ class Measured(Policy):
         mean = int(tokens.sum()) / n or 1.0
         sizes = (np.maximum(tokens, 1) / mean).tolist()
         z = [_logit(x) for x in np.where(known, p, 0.5).tolist()]
-        need = self.need
+        need = self.need_assistant if evidence.with_assistant else self.need
         if need != 1.0:
             picked = [z[k] for k in known.nonzero()[0].tolist()]
             centre = math.fsum(picked) / len(picked)  # exactly rounded: order-free
@@ -317,9 +320,8 @@ class Measured(Policy):
         """(prior part, evidence part) per candidate: the evidence part is the importance with the
         prior switched off, the prior part the rest (``importance = prior part + evidence part``)."""
         total = self.scores(candidates, evidence, now)
-        alone = replace(self, citations=0.0, verdict_prior=0.0, settled_verdict=0.0, restored=0.0).scores(
-            candidates, evidence, now
-        )
+        off = dict(citations=0.0, citations_assistant=0.0, verdict_prior=0.0, settled_verdict=0.0, restored=0.0)
+        alone = replace(self, **off).scores(candidates, evidence, now)
         return [(a, t - a) for t, a in zip(total, alone)]
 
 

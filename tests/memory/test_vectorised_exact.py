@@ -82,13 +82,15 @@ class TurnByTurn(Measured):
                     v = v - vcut * quiet[k]
                     v = v if v > 0.0 else 0.0
             s = u + v
-            if self.citations != 1.0:
-                s = self.citations * s
+            citations = self.citations_assistant if evidence.with_assistant else self.citations
+            if citations != 1.0:
+                s = citations * s
             size = max(t.tokens, 1) / mean if sized else 1.0
             if known[k]:
                 z = _logit(t.prior)
-                if self.need != 1.0:
-                    z = centre + self.need * (z - centre)
+                need = self.need_assistant if evidence.with_assistant else self.need
+                if need != 1.0:
+                    z = centre + need * (z - centre)
                 if self.recalibrate:
                     z = z + self.recalibrate * math.log(factor[ROLE_CODES.get(t.role, OTHER_ROLE)])
                     shown = any(c.step >= t.arrived + lag for c in evidence.of(t.number))
@@ -129,11 +131,14 @@ KNOBS = [  # seeds not divisible by 4 give most turns a prior (the posterior), a
     dict(hazard=0.02, hazard_memory=3.0, hazard_assistant=0.0),
     dict(hazard=0.0, hazard_memory=0.7, need=1.5),  # seed 9: priors, two people
     dict(verdict_prior=0.0, settled_verdict=0.5, wrong_weight=0.4),
-    dict(hazard_assistant=0.0, hazard_memory_assistant=0.4, spent_assistant=3.0, reuse_strength=0.5),
+    dict(
+        hazard_assistant=0.0, hazard_memory_assistant=0.4, spent_assistant=3.0, reuse_strength=0.5, need_assistant=1.5
+    ),
+    dict(citations_assistant=0.5, need_assistant=0.7, need=1.2, citations=2.0),
 ]
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", [*range(12), 25])  # 25: the last knobs, with an assistant
 def test_vectorised_measured_equals_the_turn_by_turn_loop(seed):
     rng = random.Random(seed)
     knobs = KNOBS[seed % len(KNOBS)]
