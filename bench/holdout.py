@@ -56,28 +56,47 @@ START = {
     "lag": 0,
     "need": 1.0,
     "citations": 1.0,
+    "need_assistant": 1.0,
+    "citations_assistant": 1.0,
     "hazard": 0.0,
     "hazard_memory": 0.6,
-    "hazard_assistant": 0.005,
+    "hazard_memory_assistant": 0.3,
+    "hazard_assistant": 0.0,
+    "spent_assistant": 1.5,
 }
 GRID = {  # the lag first: every other constant is then tuned at the lag it will run with
     "lag": (0, 4),
     "need": (0.5, 1.0, 1.5),
     "citations": (0.5, 1.0, 2.0),
+    "need_assistant": (0.5, 1.0, 1.5),
+    "citations_assistant": (0.5, 1.0, 2.0),
     "hazard_memory": (0.3, 0.6, 1.0),
     "hazard": (0.0, 0.003, 0.01),
-    "hazard_assistant": (0.002, 0.005, 0.01),
+    "hazard_memory_assistant": (0.15, 0.3, 0.6),
+    "hazard_assistant": (0.0, 0.002, 0.005),
+    "spent_assistant": (0.0, 1.5, 3.0),
 }
-KIND_ONLY = {"hazard": TWO_PEOPLE, "hazard_memory": TWO_PEOPLE, "hazard_assistant": PERSON_ASSISTANT}
+KIND_ONLY = {
+    "need": TWO_PEOPLE,
+    "citations": TWO_PEOPLE,
+    "need_assistant": PERSON_ASSISTANT,
+    "citations_assistant": PERSON_ASSISTANT,
+    "hazard": TWO_PEOPLE,
+    "hazard_memory": TWO_PEOPLE,
+    "hazard_memory_assistant": PERSON_ASSISTANT,
+    "hazard_assistant": PERSON_ASSISTANT,
+    "spent_assistant": PERSON_ASSISTANT,
+}
 MIN_GAIN = 0.001  # mean recall a move must gain on the training set to be taken (not noise)
-PRIOR_ALONE = {"citations": 0.0, "verdict_prior": 0.0, "restored": 0.0}
+PRIOR_ALONE = {"citations": 0.0, "citations_assistant": 0.0, "verdict_prior": 0.0, "restored": 0.0}
+EVIDENCE_ALONE = {"need": 0.0, "need_assistant": 0.0}
 VARIANTS = {
     "measured": {},
     "measured: no recalibration": {"recalibrate": 0.0},
     "measured: prior alone": PRIOR_ALONE,
     "measured: prior alone, no recalibration": {**PRIOR_ALONE, "recalibrate": 0.0},
-    "measured: evidence alone": {"need": 0.0},
-    "measured: evidence alone, no recalibration": {"need": 0.0, "recalibrate": 0.0},
+    "measured: evidence alone": EVIDENCE_ALONE,
+    "measured: evidence alone, no recalibration": {**EVIDENCE_ALONE, "recalibrate": 0.0},
 }
 ACROSS = ("measured", "measured: no recalibration")  # the variants scored across datasets
 TARGET_RECALL = 0.9  # a new conversation's default budget: the smallest that keeps this much held out

@@ -31,6 +31,10 @@ class Calibration:
     cited: tuple[int, ...]
     expected: tuple[float, ...]
     factor: tuple[float, ...]
+    needed: int = 0  # turns among them shown needed (a cite after the lag window)
+    again: int = 0  # the cites at later steps those turns got after their first
+    expected_again: float = 0.0  # how many later cites they would have got at the rate of first ones
+    reuse: float = 1.0  # the factor on the odds of a turn already shown needed (``Arrivals.calibration``)
 
     def rows(self) -> list[dict]:
         """One row per role that has turns (the inspector's table)."""
@@ -46,16 +50,27 @@ class Calibration:
             if self.turns[k]
         ]
 
+    def reuse_row(self) -> dict:
+        """The turns already shown needed: how often they came back, against the first-cite rate."""
+        return {
+            "shown needed": self.needed,
+            "cited again": self.again,
+            "expected at the first-cite rate": round(self.expected_again, 1),
+            "factor": round(self.reuse, 2),
+        }
+
 
 class Arrivals:
     """Per turn number: prior (NaN: none), role code, first settled cite's step (0: none), restored."""
 
-    __slots__ = ("prior", "role", "settled_at", "restored_", "assistant")
+    __slots__ = ("prior", "role", "settled_at", "last_settled", "again", "restored_", "assistant")
 
     def __init__(self) -> None:
         self.prior = np.full(64, np.nan)
         self.role = np.zeros(64, dtype=np.int8)
         self.settled_at = np.zeros(64, dtype=np.int64)
+        self.last_settled = np.zeros(64, dtype=np.int64)  # step of the last settled cite (0: none)
+        self.again = np.zeros(64, dtype=np.int64)  # steps after the first with a settled cite
         self.restored_ = np.zeros(64, dtype=bool)
         self.assistant = False  # an assistant turn has arrived: a person-assistant conversation
 
@@ -67,6 +82,8 @@ class Arrivals:
         self.prior = np.concatenate((self.prior, np.full(grow, np.nan)))
         self.role = np.concatenate((self.role, np.zeros(grow, dtype=np.int8)))
         self.settled_at = np.concatenate((self.settled_at, np.zeros(grow, dtype=np.int64)))
+        self.last_settled = np.concatenate((self.last_settled, np.zeros(grow, dtype=np.int64)))
+        self.again = np.concatenate((self.again, np.zeros(grow, dtype=np.int64)))
         self.restored_ = np.concatenate((self.restored_, np.zeros(grow, dtype=bool)))
 
     def arrived(self, turn: int, prior: float | None, role: str | None) -> None:
@@ -86,14 +103,27 @@ class Arrivals:
     def cited(self, turn: int, step: int, lag: int) -> None:
         """A cite of ``turn`` at ``step`` was logged (in step order); turn n arrived at step n."""
         self.reserve(turn + 1)
-        if not self.settled_at[turn] and step >= turn + lag:
+        if step < turn + lag or step <= 0:
+            return
+        if not self.settled_at[turn]:
             self.settled_at[turn] = step
+        elif step > self.last_settled[turn]:
+            self.again[turn] += 1
+        self.last_settled[turn] = step
 
     def column(self, name: str, numbers: np.ndarray) -> np.ndarray:
         self.reserve(int(numbers.max()) + 1 if len(numbers) else 0)
         return getattr(self, "restored_" if name == "restored" else name)[numbers]
 
-    def calibration(self, now: int, strength: float, lag: int, numbers: np.ndarray) -> Calibration:
+    def calibration(
+        self,
+        now: int,
+        strength: float,
+        lag: int,
+        numbers: np.ndarray,
+        reuse_prior: float = 1.0,
+        reuse_strength: float = 0.0,
+    ) -> Calibration:
         """How often this conversation came back to each role's turns, against what their priors said.
 
         Measured on ``numbers`` (the turns a decision scores: those in memory, so it costs what the
@@ -109,11 +139,26 @@ class Arrivals:
         1 for every role while no such turn has been cited after its lag window, and among turns of
         one role; a role the conversation comes back to more than its priors said gets more than 1,
         one it comes back to less gets less. Only turns with a prior count.
+
+        ``reuse`` answers the other question the log can: once a turn has been shown needed, does this
+        conversation come back to it? Some conversations ask about a fact once (a person asks an
+        assistant about each of their plans in turn), others keep returning to it. Over the same
+        turns, the first settled cites are ``needed`` events against an exposure of ``prior x steps
+        from the lag window's end to the first cite (or now)``; later cites (at a later step than
+        the turn's previous one) are ``again`` events against ``prior x steps since the first cite``.
+        ``expected_again`` is that second exposure at the first cites' rate, and the factor on the
+        odds of a turn already shown needed is their ratio, shrunk toward ``reuse_prior`` (the kind
+        of conversation's) by ``reuse_strength`` pseudo-events::
+
+            reuse = (again + reuse_strength * reuse_prior) / (expected_again + reuse_strength)
+
+        (``reuse_prior`` when ``reuse_strength`` is 0 or no turn has been shown needed.)
         """
         n = len(ROLE_NAMES)
         turns, cited, expected = [0] * n, [0] * n, [0.0] * n
         self.reserve(int(numbers.max()) + 1 if len(numbers) else 0)
         numbers = np.sort(numbers[numbers + lag <= now])  # turn order: the same sums in any view
+        needed, again, expected_again = 0, 0, 0.0
         if len(numbers):
             p = self.prior[numbers]
             known = ~np.isnan(p)
@@ -125,6 +170,10 @@ class Arrivals:
                 if turns[code]:
                     expected[code] = math.fsum(p[mine].tolist())
                     cited[code] = int((hit & mine).sum())
+            needed, again, expected_again = self._again(now, lag, numbers[known], p[known], hit[known])
+        reuse = reuse_prior
+        if reuse_strength and needed:
+            reuse = _ratio(again + reuse_strength * reuse_prior, expected_again + reuse_strength)
         total = math.fsum(expected)
         rate = sum(cited) / total if total > 0.0 else 0.0
         mean = [expected[k] / turns[k] if turns[k] else 0.0 for k in range(n)]  # a pseudo-turn's prior
@@ -134,7 +183,21 @@ class Arrivals:
             else _ratio(cited[k] + strength * mean[k] * rate, (expected[k] + strength * mean[k]) * rate)
             for k in range(n)
         )
-        return Calibration(now, tuple(turns), tuple(cited), tuple(expected), factor)
+        return Calibration(
+            now, tuple(turns), tuple(cited), tuple(expected), factor, needed, again, expected_again, reuse
+        )
+
+    def _again(self, now: int, lag: int, numbers: np.ndarray, p: np.ndarray, hit: np.ndarray) -> tuple:
+        """(turns shown needed, their later cites, the later cites expected at the first cites' rate)."""
+        first = self.settled_at[numbers]
+        start = numbers + lag  # a turn's lag window ends at step number + lag
+        waited = np.where(hit, first, now) - start
+        before = math.fsum((p * np.maximum(waited, 0)).tolist())
+        needed = int(hit.sum())
+        if not needed or before <= 0.0:
+            return needed, int(self.again[numbers[hit]].sum()), 0.0
+        since = math.fsum((p[hit] * (now - first[hit])).tolist())
+        return needed, int(self.again[numbers[hit]].sum()), since * (needed / before)
 
 
 def _ratio(a: float, b: float) -> float:

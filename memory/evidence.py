@@ -123,9 +123,12 @@ class Evidence:
         """An assistant turn has arrived: a person's conversation with an assistant (else people's)."""
         return self._table.assistant
 
-    def calibration(self, now: int, strength: float, numbers: np.ndarray) -> Calibration:
-        """The conversation's calibration of its priors by role, over ``numbers`` (``Arrivals``)."""
-        return self._table.calibration(now, strength, self._lag, numbers)
+    def calibration(
+        self, now: int, strength: float, numbers: np.ndarray, reuse_prior: float = 1.0, reuse_strength: float = 0.0
+    ) -> Calibration:
+        """The conversation's calibration of its priors by role, and of a turn already shown needed,
+        over ``numbers`` (``Arrivals.calibration``)."""
+        return self._table.calibration(now, strength, self._lag, numbers, reuse_prior, reuse_strength)
 
     @property
     def lag(self) -> int:

@@ -21,6 +21,11 @@ them), the length of the person's last turn (what an answer answers), and whethe
 has an assistant at all (this turn or one of the last ``NOVELTY_TURNS``): what is needed differs
 between two people talking and a person asking an assistant, and this lets one model tell them apart.
 
+What marks a person's turn as stating a lasting fact about themselves rather than asking a
+one-off question (``STATEMENT_FEATURES``): an aside ("by the way, I just got ..."), words that date
+an event of theirs ("recently", "ago", "so far"), things they did or have ("I bought", "we've been"),
+first-person sentences that ask nothing, and how many numbers (amounts, counts, dates) it gives.
+
 The model comes from a small versioned JSON document (``model_from_dict``): a logistic regression
 or small boosted trees, both evaluated with numpy (``memory/need_models.py``, re-exported here);
 loading the file is the application's job (``assistant/need.py``).
@@ -64,6 +69,23 @@ _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 _PHOTO = "[shares photo:"
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me|we|our)\b")
+# what marks a turn as stating a lasting fact about the speaker rather than asking a one-off question:
+# an aside ("by the way, I just got ..."), words that date an event of theirs, things they did or have
+_ASIDE = re.compile(
+    r"\b(?:by the way|btw|speaking of|incidentally|oh,? and|on a (?:side|related) note)\b", re.IGNORECASE
+)
+_RECENT = re.compile(
+    r"\b(?:recently|just|lately|currently|finally|already|since|ago|used to|anymore|so far"
+    r"|for (?:about|over|the past))\b",
+    re.IGNORECASE,
+)
+_DID = re.compile(
+    r"\b(?:I|I've|I'd|(?i:we|we've))\s+(?:\w+ly\s+|also\s+|just\s+|already\s+|been\s+|have\s+|had\s+)*"
+    r"(?:[a-z]+ed|got|bought|went|made|did|had|took|saw|met|spent|found|gave|won|ran|began|wrote|read|sold|paid|"
+    r"left|came|brought|built|kept|lost|felt|heard|told|tried|been|done|gone|seen|taken|given|started|finished)\b"
+)
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?\n]*")
+_NUMBERS = re.compile(r"\$?\d[\d,.:/]*")
 
 RECENT_QUESTIONS = 4  # questions remembered for the similarity feature
 NOVELTY_TURNS = 80  # a word is new when none of this many previous turns used it
@@ -89,27 +111,35 @@ ROLE_FEATURES = (
     "log_prev_user_words",
     "with_assistant",
 )
+# What marks a turn as the speaker's statement of a fact about themselves (``text_features``).
+STATEMENT_FEATURES = ("aside", "recent", "did", "statements", "numbers")
 # Feature names, in the order of the vector ``features`` returns (the model file names them too).
 FEATURES = (
-    "log_words",
-    "question",
-    "number",
-    "year",
-    "date_words",
-    "names",
-    "photo",
-    "first_person",
-    "exclaim",
-    "session_index_0",
-    "session_index_1",
-    "log_session_index",
-    "after_question",
-    "sim_prev",
-    "sim_recent_question",
-    "log_prev_words",
-    "log_new_words",
-    "frac_new",
-) + ROLE_FEATURES
+    (
+        "log_words",
+        "question",
+        "number",
+        "year",
+        "date_words",
+        "names",
+        "photo",
+        "first_person",
+        "exclaim",
+    )
+    + STATEMENT_FEATURES
+    + (
+        "session_index_0",
+        "session_index_1",
+        "log_session_index",
+        "after_question",
+        "sim_prev",
+        "sim_recent_question",
+        "log_prev_words",
+        "log_new_words",
+        "frac_new",
+    )
+    + ROLE_FEATURES
+)
 ROLE_TURNS = 20  # a turn's length is compared with the same role's turns among this many previous ones
 
 
@@ -140,7 +170,17 @@ def text_features(text: str) -> dict[str, float]:
         "photo": 1.0 if _PHOTO in text else 0.0,
         "first_person": math.log1p(len(_FIRST_PERSON.findall(text))),
         "exclaim": 1.0 if "!" in text else 0.0,
+        "aside": 1.0 if _ASIDE.search(text) else 0.0,
+        "recent": math.log1p(len(_RECENT.findall(text))),
+        "did": math.log1p(len(_DID.findall(text))),
+        "statements": math.log1p(_statements(text)),
+        "numbers": math.log1p(len(_NUMBERS.findall(text))),
     }
+
+
+def _statements(text: str) -> int:
+    """Sentences in the first person that ask nothing: what the speaker says of themselves."""
+    return sum(1 for s in _SENTENCE.findall(text) if "?" not in s and _FIRST_PERSON.search(s))
 
 
 def content_words(text: str) -> frozenset[str]:

@@ -48,11 +48,13 @@ class Measured(Policy):
 
         z          = logit(p)                                    (need 1; else sharpened about the mean)
                    + recalibrate * log(factor of the turn's role)   (this conversation's own calibration)
+                   + recalibrate * log(reuse)                       (once the turn has been shown needed)
                    + need_size_power * log(size)
                    + citations * excess                           (settled cites and the arrival episode's verdict)
                    + log(max(trust, TRUST_FLOOR))                 (a wrong answer leaned on it early)
                    + restored                                     (when it was brought back after an eviction)
                    - hazard * quiet                               (steps since it was last shown needed)
+                   - hazard_memory * quiet / candidates           (the same, in memories)
         importance = sigmoid(z) / size ** density                 (expected remaining need per token)
 
     * ``excess`` is the evidence, as the lag-window smoother measures it::
@@ -92,20 +94,26 @@ class Measured(Policy):
       by ``exp(-hazard)`` per quiet step (for a small ``p``, ``p * exp(-hazard * age)``: a need whose
       time has not come is less likely the longer it waits). It is fitted per kind of conversation:
       ``hazard`` where people talk with each other (LoCoMo), ``hazard_assistant`` once an assistant
-      turn has arrived (a person and an assistant), by ``lagmem bench holdout``. Where people talk
-      with each other, ``hazard_memory`` adds a rate measured in memories rather than steps: the
-      odds fall by ``exp(-hazard_memory)`` each time as many steps pass as there are candidates, so
-      a small memory (which holds few turns) favours the recent more than a large one does.
+      turn has arrived (a person and an assistant), by ``lagmem bench holdout``. A rate measured in
+      memories rather than steps adds to it, ``hazard_memory`` where people talk with each other and
+      ``hazard_memory_assistant`` with an assistant: the odds fall by ``exp(-rate)`` each time as many
+      steps pass as there are candidates, so a small memory (which holds few turns) favours the
+      recent more than a large one does.
     * The conversation's own calibration (``Evidence.calibration``) compares, per role, how many
       turns past their lag window got a cite after it with how many their priors expected, and
       multiplies each role's prior odds by that ratio (shrunk by ``calibration_strength``
       pseudo-turns; 1 with no evidence or one role), so a conversation unlike the estimator's
-      training sets still learns which kinds of turns it comes back to.
+      training sets still learns which kinds of turns it comes back to. The same log says whether
+      the conversation comes back to a turn once it has been shown needed (``Calibration.reuse``:
+      the later cites of such turns against what the rate of first cites predicts, shrunk toward the
+      kind's ``exp(-spent_assistant)`` by ``reuse_strength`` pseudo-events; between people the fixed
+      ``exp(-spent)``): where each fact is asked about once, a fact already used gives way to one not
+      asked about yet; where facts are asked about again, it stays.
     * ``size`` is the turn's tokens over the candidates' mean (scale-free); ``density`` makes
       importance need per token (knapsack order): a budget is spent in tokens.
     * Ablations: ``need`` 0 is the evidence alone (every turn starts from the candidates' mean
       log-odds), ``citations`` 0 with ``verdict_prior`` 0 and ``restored`` 0 the prior alone,
-      ``recalibrate`` 0 without the conversation's own calibration.
+      ``recalibrate`` 0 without the conversation's own calibration (by role and of reuse).
 
     A turn without a learned prior (rows stored before the estimator, the synthetic traces) keeps
     the additive size prior: ``importance = (citations * excess + trust * prior * size ** size_power *
@@ -133,17 +141,23 @@ class Measured(Policy):
     verdict_cut: float = param(4.0, 0.0, 1000.0)
     verdict_prior: float = param(1.0, 0.0, 1.0)
     need: float = param(1.0, 0.0, 8.0)
+    need_assistant: float = param(1.5, 0.0, 8.0)
     need_size_power: float = param(0.0, 0.0, 8.0)
     citations: float = param(1.0, 0.0, 1000.0)
+    citations_assistant: float = param(0.5, 0.0, 1000.0)
     hazard: float = param(0.0, 0.0, 1.0)
-    hazard_assistant: float = param(0.005, 0.0, 1.0)
+    hazard_assistant: float = param(0.0, 0.0, 1.0)
     hazard_memory: float = param(0.6, 0.0, 1000.0)
+    hazard_memory_assistant: float = param(0.3, 0.0, 1000.0)
     restored: float = param(2.0, 0.0, 1000.0)
     settled_verdict: float = param(1.0, 0.0, 1.0)
     recalibrate: float = param(1.0, 0.0, 1.0)
     calibration_strength: float = param(10.0, 0.01, 1e6)
     burst: float = param(10.0, 0.0, 1e6)  # steps, read as a whole number (``int``)
     focus: float = param(1.0, 0.0, 8.0)
+    spent: float = param(0.0, 0.0, 50.0)
+    spent_assistant: float = param(1.5, 0.0, 50.0)
+    reuse_strength: float = param(1.0, 0.0, 1e6)
     name = "measured"
     description = (
         "evicts the turn with the least demonstrated utility per token (lagged, decayed, correctness-weighted)"
@@ -199,8 +213,9 @@ class Measured(Policy):
         # steps since last shown needed (last settled cite that counted, or the lag window's end)
         quiet = np.maximum(now - np.maximum(seen, arrived + lag), 0)
         s = self._excess(settled, verdict, ages, quiet)
-        if self.citations != 1.0:
-            s = self.citations * s
+        citations = self.citations_assistant if evidence.with_assistant else self.citations
+        if citations != 1.0:
+            s = citations * s
         trust = None
         if self.verdict_prior and lag:
             # the lag window's belief updates the prior; a turn never cited yet keeps it whole
@@ -283,16 +298,19 @@ class Measured(Policy):
         mean = int(tokens.sum()) / n or 1.0
         sizes = (np.maximum(tokens, 1) / mean).tolist()
         z = [_logit(x) for x in np.where(known, p, 0.5).tolist()]
-        need = self.need
+        need = self.need_assistant if evidence.with_assistant else self.need
         if need != 1.0:
             picked = [z[k] for k in known.nonzero()[0].tolist()]
             centre = math.fsum(picked) / len(picked)  # exactly rounded: order-free
             z = [centre + need * (x - centre) for x in z]
         z = np.array(z)
         if self.recalibrate:
-            cal = evidence.calibration(now, self.calibration_strength, numbers)
+            cal = evidence.calibration(now, self.calibration_strength, numbers, *self.reuse_prior(evidence))
             logs = np.array([math.log(f) for f in cal.factor])
             z = z + self.recalibrate * logs[evidence.column("role", numbers)]
+            if cal.reuse != 1.0:  # a turn already shown needed: does this conversation come back to it?
+                shown = evidence.column("settled_at", numbers) > 0
+                z = z + np.where(shown, self.recalibrate * math.log(cal.reuse), 0.0)
         if self.need_size_power:
             z = z + self.need_size_power * np.array([math.log(x) for x in sizes])
         z = z + s  # the evidence, already weighted by ``citations``
@@ -303,8 +321,9 @@ class Measured(Policy):
         hazard = self.hazard_assistant if evidence.with_assistant else self.hazard
         if hazard:
             z = z - hazard * quiet
-        if self.hazard_memory and not evidence.with_assistant:
-            z = z - (self.hazard_memory / n) * quiet  # per step, over the turns the memory holds
+        per_memory = self.hazard_memory_assistant if evidence.with_assistant else self.hazard_memory
+        if per_memory:
+            z = z - (per_memory / n) * quiet  # per step, over the turns the memory holds
         out = np.array([_sigmoid(x) for x in z.tolist()])
         if self.density:
             out = out / np.array([x**self.density for x in sizes])
@@ -312,13 +331,22 @@ class Measured(Policy):
             out = np.where(known, out, self._per_token(s, tokens, ages, now, None, trust))
         return out
 
+    def reuse_prior(self, evidence: Evidence) -> tuple[float, float]:
+        """(reuse prior, its strength) for ``Evidence.calibration``: the kind of conversation's odds
+        factor on a turn already shown needed (``exp(-spent_assistant)`` once an assistant has spoken,
+        else ``exp(-spent)``), and the pseudo-events it weighs against this conversation's own count
+        (``reuse_strength``; between people none: there the measured reuse did not gain, in-sample
+        on LoCoMo, and the settled evidence already says how much a cite brings a turn back)."""
+        if evidence.with_assistant:
+            return math.exp(-self.spent_assistant), self.reuse_strength
+        return math.exp(-self.spent), 0.0
+
     def parts(self, candidates, evidence, now):
         """(prior part, evidence part) per candidate: the evidence part is the importance with the
         prior switched off, the prior part the rest (``importance = prior part + evidence part``)."""
         total = self.scores(candidates, evidence, now)
-        alone = replace(self, citations=0.0, verdict_prior=0.0, settled_verdict=0.0, restored=0.0).scores(
-            candidates, evidence, now
-        )
+        off = dict(citations=0.0, citations_assistant=0.0, verdict_prior=0.0, settled_verdict=0.0, restored=0.0)
+        alone = replace(self, **off).scores(candidates, evidence, now)
         return [(a, t - a) for t, a in zip(total, alone)]
 
 

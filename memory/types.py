@@ -120,7 +120,7 @@ class MemorySettings:
 
     # a new conversation's budget and lag: what ``lagmem bench holdout`` chooses for a person and an
     # assistant (docs/bench/holdout.json, "defaults"); a model profile may lower the budget
-    budget: int = 8000
+    budget: int = 4000
     lag: int = 0
     policy: str = "measured"
     low_watermark: float = 1.0

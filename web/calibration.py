@@ -15,7 +15,10 @@ def calibration_text(layer) -> str | None:
     if not isinstance(policy, Measured) or not policy.recalibrate:
         return None
     cal = layer.evidence.calibration(
-        layer.step, policy.calibration_strength, np.array(layer.active_numbers(), dtype=np.int64)
+        layer.step,
+        policy.calibration_strength,
+        np.array(layer.active_numbers(), dtype=np.int64),
+        *policy.reuse_prior(layer.evidence),
     )
     rows = cal.rows()
     if not rows:
@@ -36,4 +39,16 @@ def calibration_text(layer) -> str | None:
         f"Calibration from this conversation (the turns in memory, step {cal.start}): the need prior's odds by role, "
         + "; ".join(parts)
         + ". Turns this conversation comes back to more than their priors said count more."
+        + _reuse(cal)
+    )
+
+
+def _reuse(cal) -> str:
+    """The factor on a turn already shown needed, when the conversation has any (else nothing)."""
+    if not cal.needed or cal.reuse == 1.0:
+        return ""
+    r = cal.reuse_row()
+    return (
+        f" A turn already cited counts ×{r['factor']:.2f}: {r['cited again']} later cites of the {r['shown needed']} "
+        f"cited turns, {r['expected at the first-cite rate']:.1f} expected at the rate of first cites."
     )

@@ -83,13 +83,12 @@ def test_negative_feedback_changes_what_is_forgotten(store, counter, engine):
     t = T.parse(without)
     log = replay(store, t, counter, settings_from(t.header))
 
-    def t3(evictions):  # turn 3's importance when the first eviction was decided
+    def t3(evictions):  # turn 3's importance when the first eviction was decided (evicted or runner-up)
         first = evictions[0] if isinstance(evictions[0], dict) else evictions[0].as_dict()
-        return next(r["importance"] for r in first["runners_up"] if r["turn"] == 3)
+        ranked = [{"turn": first["turn"], "importance": first["importance"]}, *first["runners_up"]]
+        return next(r["importance"] for r in ranked if r["turn"] == 3)
 
-    # turn 3's only later citation came from the answer marked wrong: the feedback takes it away.
-    # (The need prior ranks the wrong answer itself, turn 4, lowest either way, so here the order
-    # of evictions does not change; the measured importance does.)
+    # turn 3's only later citation came from the answer marked wrong: the feedback takes it away
     assert t3(with_feedback["evictions"]) < t3(log.evictions)
 
 

@@ -121,7 +121,14 @@ def test_negative_feedback_removes_the_weight_of_that_answer_s_citations():
     lay = layer(
         budget=1000,
         policy="measured",
-        policy_params={"decay": 1.0, "prior": 0.0, "background": 0.0, "density": 0.0, "citations": 1.0},
+        policy_params={
+            "decay": 1.0,
+            "prior": 0.0,
+            "background": 0.0,
+            "density": 0.0,
+            "citations": 1.0,
+            "citations_assistant": 1.0,
+        },
     )
     fill(lay, [1, 1, 1])
     lay.cite([1], answer_turn=3)

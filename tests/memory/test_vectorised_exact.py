@@ -71,9 +71,13 @@ class TurnByTurn(Measured):
         if any(known):
             logits = [_logit(t.prior) for t, k in zip(candidates, known) if k]
             centre = math.fsum(logits) / len(logits)
-            factor = evidence.calibration(
-                now, self.calibration_strength, np.array([t.number for t in candidates], dtype=np.int64)
-            ).factor
+            cal = evidence.calibration(
+                now,
+                self.calibration_strength,
+                np.array([t.number for t in candidates], dtype=np.int64),
+                *self.reuse_prior(evidence),
+            )
+            factor = cal.factor
             hazard = self.hazard_assistant if evidence.with_assistant else self.hazard
         out = [0.0] * n
         for k, t in enumerate(candidates):
@@ -85,15 +89,20 @@ class TurnByTurn(Measured):
                     v = v - vcut * quiet[k]
                     v = v if v > 0.0 else 0.0
             s = u + v
-            if self.citations != 1.0:
-                s = self.citations * s
+            citations = self.citations_assistant if evidence.with_assistant else self.citations
+            if citations != 1.0:
+                s = citations * s
             size = max(t.tokens, 1) / mean if sized else 1.0
             if known[k]:
                 z = _logit(t.prior)
-                if self.need != 1.0:
-                    z = centre + self.need * (z - centre)
+                need = self.need_assistant if evidence.with_assistant else self.need
+                if need != 1.0:
+                    z = centre + need * (z - centre)
                 if self.recalibrate:
                     z = z + self.recalibrate * math.log(factor[ROLE_CODES.get(t.role, OTHER_ROLE)])
+                    shown = any(c.step >= t.arrived + lag for c in evidence.of(t.number))
+                    if shown and cal.reuse != 1.0:
+                        z = z + self.recalibrate * math.log(cal.reuse)
                 if self.need_size_power:
                     z = z + self.need_size_power * math.log(size)
                 z = z + s
@@ -103,8 +112,9 @@ class TurnByTurn(Measured):
                     z = z + (self.restored if t.protected_since > t.arrived else 0.0)
                 if hazard:
                     z = z - hazard * quiet[k]
-                if self.hazard_memory and not evidence.with_assistant:
-                    z = z - (self.hazard_memory / n) * quiet[k]
+                per_memory = self.hazard_memory_assistant if evidence.with_assistant else self.hazard_memory
+                if per_memory:
+                    z = z - (per_memory / n) * quiet[k]
                 out[k] = _sigmoid(z) / (size**self.density if self.density else 1.0)
                 continue
             if self.prior:
@@ -131,10 +141,14 @@ KNOBS = [  # seeds not divisible by 4 give most turns a prior (the posterior), a
     dict(burst=0.0, focus=0.0),  # seed 11: the episode is the lag window, every cite counts its weight
     dict(burst=3.0, focus=0.5, wrong_weight=0.3),
     dict(burst=40.0, focus=2.0, verdict_prior=0.5),
+    dict(
+        hazard_assistant=0.0, hazard_memory_assistant=0.4, spent_assistant=3.0, reuse_strength=0.5, need_assistant=1.5
+    ),
+    dict(citations_assistant=0.5, need_assistant=0.7, need=1.2, citations=2.0),
 ]
 
 
-@pytest.mark.parametrize("seed", range(14))
+@pytest.mark.parametrize("seed", [*range(16), 31])  # 31: the last knobs again, with an assistant
 def test_vectorised_measured_equals_the_turn_by_turn_loop(seed):
     rng = random.Random(seed)
     knobs = KNOBS[seed % len(KNOBS)]

@@ -26,3 +26,9 @@ def test_one_role_uses_the_priors_as_they_are_and_other_policies_say_nothing():
     assert calibration_text(_layer(Measured(recalibrate=0.0))) is None
     fifo = MemoryLayer(MemorySettings(budget=100, policy="fifo"))
     assert calibration_text(fifo) is None
+
+
+def test_the_caption_says_how_much_a_turn_already_cited_counts():
+    text = calibration_text(_layer(Measured(spent_assistant=2.0)))
+    assert "A turn already cited counts ×" in text and "later cites of the" in text
+    assert "already cited" not in calibration_text(_layer(Measured(spent_assistant=0.0, reuse_strength=0.0)))
