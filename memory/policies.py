@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import lru_cache
 
 import numpy as np
 
 from memory.baselines import Accumulate, Fifo, Largest, Lru, Policy, Userfirst, Window
 from memory.evidence import Evidence, powers
+from memory.logodds import TRUST_FLOOR, logit, sigmoid
 from memory.params import param, short
 from memory.types import TurnState
 
@@ -297,7 +297,7 @@ class Measured(Policy):
         n = len(p)
         mean = int(tokens.sum()) / n or 1.0
         sizes = (np.maximum(tokens, 1) / mean).tolist()
-        z = [_logit(x) for x in np.where(known, p, 0.5).tolist()]
+        z = [logit(x) for x in np.where(known, p, 0.5).tolist()]
         need = self.need_assistant if evidence.with_assistant else self.need
         if need != 1.0:
             picked = [z[k] for k in known.nonzero()[0].tolist()]
@@ -324,7 +324,7 @@ class Measured(Policy):
         per_memory = self.hazard_memory_assistant if evidence.with_assistant else self.hazard_memory
         if per_memory:
             z = z - (per_memory / n) * quiet  # per step, over the turns the memory holds
-        out = np.array([_sigmoid(x) for x in z.tolist()])
+        out = np.array([sigmoid(x) for x in z.tolist()])
         if self.density:
             out = out / np.array([x**self.density for x in sizes])
         if not known.all():
@@ -348,23 +348,6 @@ class Measured(Policy):
         off = dict(citations=0.0, citations_assistant=0.0, verdict_prior=0.0, settled_verdict=0.0, restored=0.0)
         alone = replace(self, **off).scores(candidates, evidence, now)
         return [(a, t - a) for t, a in zip(total, alone)]
-
-
-TRUST_FLOOR = 1e-4  # the most a lag window's wrong answers divide a prior's odds by (evidence can undo it)
-LOGIT_EDGE = 1e-6  # priors are read in [1e-6, 1 - 1e-6]: 0 and 1 would be beliefs no evidence moves
-
-
-@lru_cache(maxsize=1 << 16)  # a turn's prior never changes: each decision reads the same few values again
-def _logit(p: float) -> float:
-    p = LOGIT_EDGE if p < LOGIT_EDGE else 1.0 - LOGIT_EDGE if p > 1.0 - LOGIT_EDGE else p
-    return math.log(p / (1.0 - p))
-
-
-def _sigmoid(z: float) -> float:
-    if z >= 0.0:
-        return 1.0 / (1.0 + math.exp(-z))
-    e = math.exp(z)
-    return e / (1.0 + e)
 
 
 POLICIES: dict[str, type[Policy]] = {

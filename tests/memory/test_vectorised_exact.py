@@ -16,7 +16,8 @@ import pytest
 from memory.arrivals import OTHER_ROLE, ROLE_CODES
 from memory.evidence import credit
 from memory.layer import MemoryLayer
-from memory.policies import TRUST_FLOOR, Measured, Policy, _logit, _sigmoid
+from memory.logodds import TRUST_FLOOR, logit, sigmoid
+from memory.policies import Measured, Policy
 from memory.types import MemorySettings, PinRefused
 
 
@@ -69,7 +70,7 @@ class TurnByTurn(Measured):
         mean = (sum(t.tokens for t in candidates) / n) if sized else 1.0
         mean = mean or 1.0
         if any(known):
-            logits = [_logit(t.prior) for t, k in zip(candidates, known) if k]
+            logits = [logit(t.prior) for t, k in zip(candidates, known) if k]
             centre = math.fsum(logits) / len(logits)
             cal = evidence.calibration(
                 now,
@@ -94,7 +95,7 @@ class TurnByTurn(Measured):
                 s = citations * s
             size = max(t.tokens, 1) / mean if sized else 1.0
             if known[k]:
-                z = _logit(t.prior)
+                z = logit(t.prior)
                 need = self.need_assistant if evidence.with_assistant else self.need
                 if need != 1.0:
                     z = centre + need * (z - centre)
@@ -115,7 +116,7 @@ class TurnByTurn(Measured):
                 per_memory = self.hazard_memory_assistant if evidence.with_assistant else self.hazard_memory
                 if per_memory:
                     z = z - (per_memory / n) * quiet[k]
-                out[k] = _sigmoid(z) / (size**self.density if self.density else 1.0)
+                out[k] = sigmoid(z) / (size**self.density if self.density else 1.0)
                 continue
             if self.prior:
                 fade = self.prior_decay**age if self.prior_decay != 1.0 else 1.0
