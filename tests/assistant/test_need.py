@@ -12,6 +12,7 @@ from memory.layer import MemoryLayer
 from memory.need import FEATURES, ArrivalContext, NeedModel, text_features
 from memory.policies import Measured
 from memory.types import MemorySettings
+from tests.memory.rebuild import rebuilt
 
 TURNS = [
     ("Hey! How have you been?", False),
@@ -167,15 +168,11 @@ def test_rebuilt_layer_scores_priors_bit_for_bit():
     live = _layer(Measured(need=2.0, need_size_power=0.5), [0.2, None, 0.7, 0.4, 0.05])
     live.cite([2, 3], answer_turn=5)
     live.feedback(5, -0.5)
-    rebuilt = MemoryLayer.from_state(
-        live.settings,
-        live.turns(),
-        live.citations(),
-        live.feedback_values(),
-        step=live.step,
+    again = rebuilt(
+        live,
         policy=Measured(need=2.0, need_size_power=0.5),
     )
-    assert [(t.number, s) for t, s in rebuilt.ranking()] == [(t.number, s) for t, s in live.ranking()]
+    assert [(t.number, s) for t, s in again.ranking()] == [(t.number, s) for t, s in live.ranking()]
 
 
 def test_parts_sum_to_the_importance():

@@ -5,6 +5,7 @@ import pytest
 from memory.layer import MemoryLayer
 from memory.policies import POLICIES, make_policy
 from memory.types import MemorySettings
+from tests.memory.rebuild import rebuilt
 
 
 def evictions(policy: str, turns, budget: int, lag: int = 0, cites=()) -> list[int]:
@@ -36,13 +37,7 @@ def test_userfirst_ignores_citations():
 
 def test_userfirst_counts_age_from_entering_memory_like_fifo():
     def at_budget(layer, budget):  # a settings change rebuilds the layer from its state, as the app does
-        return MemoryLayer.from_state(
-            MemorySettings(budget=budget, lag=0, policy="userfirst"),
-            layer.turns(),
-            layer.citations(),
-            layer.feedback_values(),
-            step=layer.step,
-        )
+        return rebuilt(layer, MemorySettings(budget=budget, lag=0, policy="userfirst"))
 
     layer = MemoryLayer(MemorySettings(budget=30, lag=0, policy="userfirst"))
     for role in ("assistant", "assistant", "user"):

@@ -5,6 +5,7 @@ import random
 from memory.layer import MemoryLayer
 from memory.policies import make_policy
 from memory.types import MemorySettings
+from tests.memory.rebuild import rebuilt
 
 NEUTRAL = dict(decay=1.0, prior_decay=1.0, background=0.0, size_power=0.0, density=0.0)
 
@@ -49,7 +50,5 @@ def test_cached_fold_equals_a_fresh_rebuild_bit_for_bit():
             lay.feedback(rng.randint(1, lay.step), rng.choice([-1.0, 1.0]))
         lay.enforce_budget()
         if step % 50 == 49:
-            copy = MemoryLayer.from_state(
-                lay.settings, lay.turns(), lay.citations(), lay.feedback_values(), step=lay.step
-            )
+            copy = rebuilt(lay)
             assert copy.importance() == lay.importance()

@@ -9,6 +9,7 @@ import pytest
 from memory.layer import MemoryLayer
 from memory.policies import Measured
 from memory.types import MemorySettings
+from tests.memory.rebuild import rebuilt
 
 
 def _chat(steps: int, cite_user: bool, lag: int = 2, policy: Measured | None = None) -> MemoryLayer:
@@ -57,11 +58,9 @@ def test_a_rebuild_calibrates_as_the_live_layer():
     layer = _chat(150, cite_user=True)
     before = _cal(layer, 10.0)
     assert before.start == 150
-    rebuilt = MemoryLayer.from_state(
-        layer.settings, layer.turns(), layer.citations(), layer.feedback_values(), step=layer.step
-    )
-    assert _cal(rebuilt, 10.0) == before
-    assert [(t.number, s) for t, s in rebuilt.ranking()] == [(t.number, s) for t, s in layer.ranking()]
+    again = rebuilt(layer)
+    assert _cal(again, 10.0) == before
+    assert [(t.number, s) for t, s in again.ranking()] == [(t.number, s) for t, s in layer.ranking()]
 
 
 @pytest.mark.parametrize("strength", [0.01, 1e6])

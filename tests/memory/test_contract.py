@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from memory.layer import MemoryLayer
 from memory.policies import POLICIES
 from memory.types import MemorySettings, PinRefused
+from tests.memory.rebuild import rebuilt
 
 # one operation: ("turn", tokens, cites, role) | ("pin", k) | ("unpin", k) | ("restore", k) | ("feedback", k, v);
 # roles vary so the rules that read them (userfirst) are exercised, not only their user-only path
@@ -99,7 +100,7 @@ def test_a_layer_rebuilt_from_its_state_continues_identically(policy, cfg, ops, 
     lay = MemoryLayer(MemorySettings(**cfg, policy=policy))
     for o in ops:
         _apply(lay, o)
-    copy = MemoryLayer.from_state(lay.settings, lay.turns(), lay.citations(), lay.feedback_values(), step=lay.step)
+    copy = rebuilt(lay)
     for o in more:
         assert _apply(copy, o) == _apply(lay, o)
     assert copy.snapshot() == lay.snapshot()

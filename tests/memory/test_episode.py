@@ -11,6 +11,7 @@
 from memory.layer import MemoryLayer
 from memory.policies import Measured
 from memory.types import MemorySettings
+from tests.memory.rebuild import rebuilt
 
 OLD = {"burst": 0.0, "focus": 0.0}  # each cite after the lag window counted, the verdict whatever its answer
 
@@ -101,15 +102,11 @@ def test_an_answer_cited_in_two_calls_shares_like_one_cited_at_once_and_a_rebuil
 
     split, whole = build(True), build(False)
     assert _scores(split) == _scores(whole)
-    rebuilt = MemoryLayer.from_state(
-        split.settings,
-        split.turns(),
-        split.citations(),
-        split.feedback_values(),
-        step=split.step,
+    again = rebuilt(
+        split,
         policy=Measured(),
     )
-    assert _scores(rebuilt) == _scores(split)
+    assert _scores(again) == _scores(split)
 
 
 def test_consistent_evidence_still_outweighs_the_prior():

@@ -5,6 +5,7 @@ import pytest
 from memory.layer import MemoryLayer
 from memory.policies import Accumulate, Measured, make_policy
 from memory.types import MemorySettings, PinRefused, UnknownTurn
+from tests.memory.rebuild import rebuilt
 
 
 def layer(budget=100, lag=0, policy="measured", **kw):
@@ -170,7 +171,7 @@ def test_rebuilt_layer_decides_like_the_live_one():
         lay.add_turn("user", 7 + i % 3)
         lay.cite([max(1, i - 2), i // 2 + 1])
         lay.enforce_budget()
-    copy = MemoryLayer.from_state(lay.settings, lay.turns(), lay.citations(), lay.feedback_values(), step=lay.step)
+    copy = rebuilt(lay)
     assert copy.snapshot() == lay.snapshot()
     for lay_ in (lay, copy):
         lay_.add_turn("assistant", 9)
@@ -194,7 +195,7 @@ def test_after_restores_a_rebuilt_layer_scores_bit_for_bit_like_the_live_one():
             if n % 7 == 0 and lay.snapshot().evicted:
                 lay.restore(rng.choice(lay.snapshot().evicted))
                 restores += 1
-        copy = MemoryLayer.from_state(lay.settings, lay.turns(), lay.citations(), lay.feedback_values(), step=lay.step)
+        copy = rebuilt(lay)
         assert copy.importance() == lay.importance(), f"seed {seed}"
         assert [(t.number, s) for t, s in copy.ranking()] == [(t.number, s) for t, s in lay.ranking()]
     assert restores > 100

@@ -19,6 +19,7 @@ from memory.layer import MemoryLayer
 from memory.logodds import TRUST_FLOOR, logit, sigmoid
 from memory.policies import Measured, Policy
 from memory.types import MemorySettings, PinRefused
+from tests.memory.rebuild import rebuilt
 
 
 class TurnByTurn(Measured):
@@ -196,12 +197,9 @@ def test_vectorised_measured_equals_the_turn_by_turn_loop(seed):
         if step % 100 == 99:  # rebuilt layers (no caches, turns in number order) agree too
             live = fast.importance()
             fast, slow = (
-                MemoryLayer.from_state(
+                rebuilt(
+                    lay,
                     settings,
-                    lay.turns(),
-                    lay.citations(),
-                    lay.feedback_values(),
-                    step=lay.step,
                     policy=type(lay.policy)(**knobs),
                 )
                 for lay in (fast, slow)
