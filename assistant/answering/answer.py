@@ -29,6 +29,7 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
+from assistant.answering.carries import carries_answer
 from assistant.answering.message import about_the_user, states
 from assistant.answering.note import OPENERS, Note, salient
 from assistant.answering.slots import grounded_for_slot
@@ -245,7 +246,8 @@ def agrees(
     wording: it must repeat a word of theirs the question lacked, most of its new words must come
     from them, it may not bring a name or number of its own, it must keep a name or number of
     theirs when they have one, every value it gives for the question's slot must be that slot's
-    value in a note (``slots.grounded_for_slot``), it must carry one of the ``required`` words (a
+    value in a note (``slots.grounded_for_slot``), it must give what a note answers with when one
+    does (``carries.carries_answer``: the name, the job), it must carry one of the ``required`` words (a
     correction's new value) when any are given, it may not speak as the user when the question is
     about the user, and (when vectors are given) it must be close to one of them."""
     # the user's own statements are the facts; the assistant's turns count only without them
@@ -257,6 +259,8 @@ def agrees(
         return False  # an invented name or number ("turning 12" when the turn says "six")
     if not grounded_for_slot(answer, notes, message):
         return False  # a value beside the asked slot ("Greta", the sister, for the baby's name)
+    if not carries_answer(answer, notes, message):
+        return False  # the note's answer left out ("The dog is a classic example ..." for "Pippa")
     if about_the_user(message) and speaks_as_user(answer, notes):
         return False  # the user's sentence copied: the user is "you" in an answer about them
     tokens = {w.lower() for w in re.findall(r"[\w'-]+", answer)}
@@ -353,8 +357,9 @@ def statement_reply(llm, message: str, cap: int, count, statement: bool = True) 
     sentence), from that message alone. For a statement (``statement``) the reply is kept only when
     it ``acknowledges`` it; for a question to the assistant ("Can you tell me a joke?") when it
     brings no names or numbers of its own (the 135M model invents cities). A reply in another
-    language than the message's is refused too. A refused reply becomes a plain acknowledgement in
-    the user's language. Returns (reply, how: ``model`` or ``acknowledged``)."""
+    language than the message's is refused too. A refused reply becomes, in the user's language, a
+    plain acknowledgement of a statement, or "I'm not sure." for a question: a question is never
+    answered "Noted.". Returns (reply, how: ``model``, ``acknowledged`` or ``unsure``)."""
     messages = context_messages([], [], message, count, None)
     text = clean_answer(
         llm.complete(
@@ -368,5 +373,7 @@ def statement_reply(llm, message: str, cap: int, count, statement: bool = True) 
     lang = language(message)
     ok = acknowledges(text, message) if statement else not salient(text) - salient(message)
     if not text or not ok or language(text) != lang:
+        if not statement:
+            return WORDINGS[lang].not_sure, "unsure"
         return WORDINGS[lang].noted, "acknowledged"
     return cap_text(text, cap, count), "model"
