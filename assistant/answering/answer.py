@@ -95,8 +95,24 @@ def cap_text(text: str, cap: int, count) -> str:
     return (" ".join(out) + " …") if out else "…"
 
 
-def quote_turn(note: Note, max_chars: int = 400, lang: str = "en") -> str:
+# "KQ 101 not KQ 117", "Tuesday, not Monday": a correction's new value, then the old one it replaces
+NOT_THE_OLD = re.compile(
+    r"(?P<new>\b(?!I\b|I')(?:[A-Z][\w'-]*|\w*\d\w*))\s*,?\s+not\s+(?P<old>(?:the\s+)?(?:[A-Z]|\d)[^,.;!?]*)"
+)
+
+
+def without_old(text: str) -> str:
+    """A correction without the old value it names after "not" ("actually it's KQ 101 not KQ 117" ->
+    "actually it's KQ 101"): quoted whole, the stale value reads as part of the answer. Only a name or
+    number after "not", right after a name or number ("I'm not sure", "Leiden, not far" are kept)."""
+    return NOT_THE_OLD.sub(lambda m: m.group("new"), text)
+
+
+def quote_turn(note: Note, max_chars: int = 400, lang: str = "en", corrected: bool = False) -> str:
+    """The quote of a turn naming its number (``corrected``: the turn is a correction, quoted
+    ``without_old``)."""
     text = re.sub(r"\s+", " ", note.content).strip()
+    text = without_old(text) if corrected else text
     if len(text) > max_chars:
         text = text[:max_chars].rsplit(" ", 1)[0] + " …"
     w = WORDINGS[lang]
@@ -113,10 +129,10 @@ def quoted_note(notes: Sequence[Note]) -> Note:
     return (stated or said or ranked)[0]
 
 
-def extractive(notes: Sequence[Note], sure: bool = True, lang: str = "en") -> str:
+def extractive(notes: Sequence[Note], sure: bool = True, lang: str = "en", corrected: bool = False) -> str:
     """The honest answer built from the turns themselves: a quote of ``quoted_note(notes)``, naming
-    its number, in ``lang`` (``assistant.answering.wording``)."""
-    text = quote_turn(quoted_note(notes), lang=lang)
+    its number, in ``lang`` (``assistant.answering.wording``); ``corrected``: see ``quote_turn``."""
+    text = quote_turn(quoted_note(notes), lang=lang, corrected=corrected)
     if sure:
         return text
     return WORDINGS[lang].unsure + text[0].lower() + text[1:]
@@ -316,7 +332,8 @@ def grounded_answer(
         text = cap_text(text, cap, count)
         told = [n for n in notes if n.role == "user"]
         return text, vec, "model", told or list(notes)
-    text = cap_text(extractive(notes, sure, lang), cap, count)
+    # a correction replaced a note (``required``): its quote leaves out the old value it names
+    text = cap_text(extractive(notes, sure, lang, bool(required)), cap, count)
     return text, embed(text), "extractive", [quoted_note(notes)]
 
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from assistant.answering.answer import Note, agrees, grounded_answer, statement_reply
+from assistant.answering.answer import Note, agrees, grounded_answer, statement_reply, without_old
 from assistant.answering.carries import carries_answer
 from assistant.answering.notes import mentions, select_notes
 from assistant.answering.slots import asked_slot, fills, judged
@@ -150,3 +150,39 @@ def test_an_answer_without_the_value_falls_back_to_the_quote():
     text, _, how, used = grounded_answer(llm, lambda t: None, notes, "What's the kitten called?", 37, WORDS)
     assert how == "extractive" and text == "You told me (turn 3): His name is Bramble and he's tiny."
     assert [n.number for n in used] == [3]
+
+
+def test_a_slot_the_user_spoke_of_is_about_their_world():
+    told = turns("We took in a stray tabby.", "Her name is Clementine and she purrs a lot.")
+    statements = [t for t in told if t.role == "user"]
+    assert mentions("What's the cat called?", statements)  # "the cat": the slot, a name, is spoken of
+    assert not mentions("What's the tallest mountain?", statements)
+    picked = select_notes("What's the cat called?", told, Step([], (3, 1)))
+    assert not picked.sure and picked.notes[0].number == 3  # a guess, the turn holding a name first
+
+
+# ----------------------------------------------------------------------------- a correction's quote
+
+
+@pytest.mark.parametrize(
+    "text, quoted",
+    [
+        ("oh, it's gate B12 not B21", "oh, it's gate B12"),
+        ("Actually it's Saturday, not Sunday, they moved it.", "Actually it's Saturday, they moved it."),
+        ("I'm not sure it's Saturday", "I'm not sure it's Saturday"),  # no old value after "not"
+        ("It's Ghent, not far from Brussels", "It's Ghent, not far from Brussels"),
+    ],
+)
+def test_a_corrections_quote_leaves_out_the_old_value(text, quoted):
+    assert without_old(text) == quoted
+
+
+def test_the_quote_of_a_correction_that_replaced_a_note_names_only_the_new_value():
+    told = turns("My gate is B21.", "actually it's gate B12 not B21")
+    picked = select_notes("What's my gate?", told, Step([Cite(1, 0.6, 0.5)], (1, 3)))
+    assert picked.required and picked.notes[0].number == 3
+    llm = FakeLLM(default="Gate 7.")  # a value of its own: refused
+    text, _, how, _ = grounded_answer(
+        llm, lambda t: None, picked.notes, "What's my gate?", 37, WORDS, True, picked.required
+    )
+    assert how == "extractive" and text == "You told me (turn 3): actually it's gate B12"
