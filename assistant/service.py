@@ -93,7 +93,8 @@ class ExchangeResult:
     restored: list[int] = field(default_factory=list)
     cut_at: int | None = None  # the answer reached this token limit (finish reason "length")
     model: str = ""
-    # "model", "extractive" (quoted from the cited turns), "acknowledged" or "unknown" ("I don't know")
+    # "model", "extractive" (quoted from the cited turns), "acknowledged", "unknown" ("I don't know") or
+    # "unsure" (a question to the assistant whose free reply was refused: "I'm not sure.")
     answered_by: str = ""
     tokens: str = ""
     tokens_exact: bool = False

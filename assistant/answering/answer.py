@@ -29,6 +29,7 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
+from assistant.answering.carries import carries_answer
 from assistant.answering.message import about_the_user, states
 from assistant.answering.note import OPENERS, Note, salient
 from assistant.answering.slots import grounded_for_slot
@@ -94,8 +95,24 @@ def cap_text(text: str, cap: int, count) -> str:
     return (" ".join(out) + " …") if out else "…"
 
 
-def quote_turn(note: Note, max_chars: int = 400, lang: str = "en") -> str:
+# "KQ 101 not KQ 117", "Tuesday, not Monday": a correction's new value, then the old one it replaces
+NOT_THE_OLD = re.compile(
+    r"(?P<new>\b(?!I\b|I')(?:[A-Z][\w'-]*|\w*\d\w*))\s*,?\s+not\s+(?P<old>(?:the\s+)?(?:[A-Z]|\d)[^,.;!?]*)"
+)
+
+
+def without_old(text: str) -> str:
+    """A correction without the old value it names after "not" ("actually it's KQ 101 not KQ 117" ->
+    "actually it's KQ 101"): quoted whole, the stale value reads as part of the answer. Only a name or
+    number after "not", right after a name or number ("I'm not sure", "Leiden, not far" are kept)."""
+    return NOT_THE_OLD.sub(lambda m: m.group("new"), text)
+
+
+def quote_turn(note: Note, max_chars: int = 400, lang: str = "en", corrected: bool = False) -> str:
+    """The quote of a turn naming its number (``corrected``: the turn is a correction, quoted
+    ``without_old``)."""
     text = re.sub(r"\s+", " ", note.content).strip()
+    text = without_old(text) if corrected else text
     if len(text) > max_chars:
         text = text[:max_chars].rsplit(" ", 1)[0] + " …"
     w = WORDINGS[lang]
@@ -112,10 +129,10 @@ def quoted_note(notes: Sequence[Note]) -> Note:
     return (stated or said or ranked)[0]
 
 
-def extractive(notes: Sequence[Note], sure: bool = True, lang: str = "en") -> str:
+def extractive(notes: Sequence[Note], sure: bool = True, lang: str = "en", corrected: bool = False) -> str:
     """The honest answer built from the turns themselves: a quote of ``quoted_note(notes)``, naming
-    its number, in ``lang`` (``assistant.answering.wording``)."""
-    text = quote_turn(quoted_note(notes), lang=lang)
+    its number, in ``lang`` (``assistant.answering.wording``); ``corrected``: see ``quote_turn``."""
+    text = quote_turn(quoted_note(notes), lang=lang, corrected=corrected)
     if sure:
         return text
     return WORDINGS[lang].unsure + text[0].lower() + text[1:]
@@ -245,7 +262,8 @@ def agrees(
     wording: it must repeat a word of theirs the question lacked, most of its new words must come
     from them, it may not bring a name or number of its own, it must keep a name or number of
     theirs when they have one, every value it gives for the question's slot must be that slot's
-    value in a note (``slots.grounded_for_slot``), it must carry one of the ``required`` words (a
+    value in a note (``slots.grounded_for_slot``), it must give what a note answers with when one
+    does (``carries.carries_answer``: the name, the job), it must carry one of the ``required`` words (a
     correction's new value) when any are given, it may not speak as the user when the question is
     about the user, and (when vectors are given) it must be close to one of them."""
     # the user's own statements are the facts; the assistant's turns count only without them
@@ -257,6 +275,8 @@ def agrees(
         return False  # an invented name or number ("turning 12" when the turn says "six")
     if not grounded_for_slot(answer, notes, message):
         return False  # a value beside the asked slot ("Greta", the sister, for the baby's name)
+    if not carries_answer(answer, notes, message):
+        return False  # the note's answer left out ("The dog is a classic example ..." for "Pippa")
     if about_the_user(message) and speaks_as_user(answer, notes):
         return False  # the user's sentence copied: the user is "you" in an answer about them
     tokens = {w.lower() for w in re.findall(r"[\w'-]+", answer)}
@@ -312,7 +332,8 @@ def grounded_answer(
         text = cap_text(text, cap, count)
         told = [n for n in notes if n.role == "user"]
         return text, vec, "model", told or list(notes)
-    text = cap_text(extractive(notes, sure, lang), cap, count)
+    # a correction replaced a note (``required``): its quote leaves out the old value it names
+    text = cap_text(extractive(notes, sure, lang, bool(required)), cap, count)
     return text, embed(text), "extractive", [quoted_note(notes)]
 
 
@@ -353,8 +374,9 @@ def statement_reply(llm, message: str, cap: int, count, statement: bool = True) 
     sentence), from that message alone. For a statement (``statement``) the reply is kept only when
     it ``acknowledges`` it; for a question to the assistant ("Can you tell me a joke?") when it
     brings no names or numbers of its own (the 135M model invents cities). A reply in another
-    language than the message's is refused too. A refused reply becomes a plain acknowledgement in
-    the user's language. Returns (reply, how: ``model`` or ``acknowledged``)."""
+    language than the message's is refused too. A refused reply becomes, in the user's language, a
+    plain acknowledgement of a statement, or "I'm not sure." for a question: a question is never
+    answered "Noted.". Returns (reply, how: ``model``, ``acknowledged`` or ``unsure``)."""
     messages = context_messages([], [], message, count, None)
     text = clean_answer(
         llm.complete(
@@ -368,5 +390,7 @@ def statement_reply(llm, message: str, cap: int, count, statement: bool = True) 
     lang = language(message)
     ok = acknowledges(text, message) if statement else not salient(text) - salient(message)
     if not text or not ok or language(text) != lang:
+        if not statement:
+            return WORDINGS[lang].not_sure, "unsure"
         return WORDINGS[lang].noted, "acknowledged"
     return cap_text(text, cap, count), "model"

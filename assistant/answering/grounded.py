@@ -29,7 +29,7 @@ GUESS_WEIGHT = 0.05  # a guessed note the ranker gave no confidence for: the lea
 
 @dataclass
 class Reply:
-    """What to say and how it was made (``how``: model, extractive, unknown, acknowledged);
+    """What to say and how it was made (``how``: model, extractive, unknown, acknowledged, unsure);
     ``cites`` and ``offered``: what the answer cites and the turns it was shown (None: the
     retrieval step's)."""
 

@@ -13,7 +13,7 @@ import re
 
 from assistant.answering.note import OPENERS, salient
 from assistant.answering.referents import CODE_ASKED, holds_code, names
-from assistant.retrieval.lexical import STOP_WORDS
+from assistant.retrieval.lexical import STOP_WORDS, words
 
 KINDS = (
     ("name", re.compile(r"(?i)^\s*(who|whom)\b|\b(name|called|call)\b")),
@@ -78,6 +78,22 @@ JOB = re.compile(
     r"(\w+(er|or|ist|ian|ant|ent|eer|man|woman|ess)|nurse|vet|pilot|chef|cook|judge|clerk|nanny|"
     r"mechanic|architect|surgeon|midwife|barista|plumber|electrician)\b"
 )
+# what a job statement says the job is: "work as a sound engineer", "'m a nurse", "teaches chemistry"
+JOB_SAID = re.compile(
+    r"(?i)\b(?:work(?:s|ed|ing)?\s+(?:as|at|for|in)|(?:am|'m|is|'s|are|'re|was|were|became|become)\s+(?:an?|the)"
+    r"|teach(?:es|ing)?|stud(?:y|ies|ying))\s+(?P<what>[^,.;!?]+)"
+)
+JOB_GENERIC = frozenset(words("work job living job profession career part time full"))
+
+
+def job_words(text: str) -> set[str]:
+    """The words a job statement says the job with ("sound", "engineer", "bergen" in "I work as a
+    sound engineer in Bergen."), stemmed; empty when the text states no job."""
+    if not JOB.search(text):
+        return set()
+    return {w for m in JOB_SAID.finditer(text) for w in words(m.group("what"))} - JOB_GENERIC
+
+
 NUMBER = re.compile(
     r"(?i)\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|"

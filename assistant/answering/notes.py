@@ -12,7 +12,8 @@ short chat needs:
   the fact is in the user's words, the reply is the 135M model's chatter about them.
 * **Self-disclosure.** A question about the user ("What's my hobby?") is answered by a turn where
   the user speaks of themselves ("... my hands are still covered in clay"), not by "It's
-  relaxing.": when nothing is cited, the guesses are the best-ranked such statements first.
+  relaxing.": when nothing is cited, the guesses are the best-ranked such statements first. A
+  question naming someone the user spoke of ("How old is Kofi?") is about the user's world too.
 * **Corrections.** A later statement of the user's that corrects an earlier note ("Actually it's
   Tuesday, not Monday", "Change of plan: ... Saturday instead") and shares a word with it
   supersedes it: the earlier note is left out of the answer, and the answer must carry a value of
@@ -37,10 +38,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from assistant.answering.kinds import TIME_NAMES, expected_kind, has_kind, kind_beyond
-from assistant.answering.message import SELF_WORDS, about_the_user, recalls, states
+from assistant.answering.message import ASKS_A_FAVOUR, SELF_WORDS, about_the_user, is_question, recalls, states
 from assistant.answering.note import Note, salient
 from assistant.answering.referents import about, followers, names, referent, restates, unmentioned_role
-from assistant.answering.slots import judged
+from assistant.answering.slots import asked_slot, judged, speaks_of
 from assistant.retrieval.lexical import STOP_WORDS, words
 
 CORRECTION = re.compile(
@@ -71,6 +72,19 @@ def asked_subject(question: str) -> str | None:
         if w not in TIME_NAMES and w not in STOP_WORDS and m.start() > 0:
             return w
     return None
+
+
+def mentions(question: str, told: Sequence) -> bool:
+    """Does the question name someone or something of the user's statements ``told`` ("How old is
+    Kofi?" after "My son Kofi plays the trumpet."), or ask for a slot they speak of ("What's the dog
+    called?" after "Her name is Pippa")? It asks about the user's world though it says no "my":
+    memory is what answers it, and when memory holds nothing the honest reply is "I don't know",
+    never the model's free text or an acknowledgement. A favour asked of the assistant ("Can you
+    tell me a joke about Kofi?") is not a recall."""
+    if not is_question(question) or ASKS_A_FAVOUR.match(question):
+        return False
+    asked, slot = names(question) - TIME_NAMES, asked_slot(question)
+    return any((asked & names(c.content)) or (slot is not None and speaks_of(c.content, slot)) for c in told)
 
 
 def is_statement(c) -> bool:
@@ -123,8 +137,9 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
     ):
         # "Where does Lukas live?" and Lukas was never mentioned: nothing said is about him
         return Notes([], False, unknown=True)
+    theirs = mentions(question, told)
     if not notes:
-        if not about_the_user(question):
+        if not (about_the_user(question) or theirs):
             return Notes([], False)
         # the user's statements about themselves first, then their other statements, then the rest
         usable = sorted(
@@ -137,7 +152,7 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
             # among the statements holding the answer's kind, the user speaking as "I" first
             typed.sort(key=lambda c: not I_START.match(c.content))
         if not usable or (kind and not typed):
-            return Notes([], False, unknown=recalls(question))
+            return Notes([], False, unknown=recalls(question) or theirs)
         best = (typed[:1] + [c for c in usable if typed[:1] != [c]])[:guesses]
         notes = [_note(c, 1.0 - 0.1 * i) for i, c in enumerate(best)]
     else:

@@ -34,7 +34,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from assistant.answering.kinds import COLOURS, TIME_NAMES, expected_kind
+from assistant.answering.kinds import COLOURS, LOCATIVE, TIME_NAMES, expected_kind
 from assistant.answering.note import OPENERS
 from assistant.answering.referents import SAYS_ROLE, SLOT, names
 from assistant.retrieval.lexical import STOP_WORDS, stem, words
@@ -43,6 +43,11 @@ from assistant.retrieval.lexical import STOP_WORDS, stem, words
 # "what" (not "What day is my haircut?", where the kind of answer is the question's own word)
 ASKS_SLOT = re.compile(
     r"(?i)^\s*(?:what|which)(?:'s|s|\u2019s|\s+is|\s+are|\s+was|\s+were)\s+(?P<phrase>[^?!.,;:]+?)"
+    r"(?:\s+(?:again|now|then|please))?\s*[?!.]*\s*$"
+)
+# "Where is Aditi's wedding?", "Where are my keys?": a place is asked for, the owner after the copula
+ASKS_WHERE = re.compile(
+    r"(?i)^\s*where(?:'s|s|\u2019s|\s+is|\s+are|\s+was|\s+were)\s+(?P<phrase>[^?!.,;:]+?)"
     r"(?:\s+(?:again|now|then|please))?\s*[?!.]*\s*$"
 )
 # "What breed is my dog?", "Which flavour was the cake?": the head before the copula, the owner after
@@ -76,7 +81,8 @@ for _group in _SAME:
 NAME_HEADS = frozenset(stem(w) for w in "name names nickname called named".split())
 NUMBER_HEADS = frozenset(stem(w) for w in "number age pin code passcode digits count size".split())
 COLOUR_HEADS = frozenset(stem(w) for w in "colour color".split())
-VALUED = NAME_HEADS | NUMBER_HEADS | COLOUR_HEADS  # filled by a value of their kind, not by their word
+PLACE_HEADS = frozenset(stem(w) for w in "place venue location whereabouts".split())
+VALUED = NAME_HEADS | NUMBER_HEADS | COLOUR_HEADS | PLACE_HEADS  # filled by a value of their kind, not by their word
 NUMBER = re.compile(
     r"(?i)\b\w*\d\w*\b|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|"
@@ -108,6 +114,16 @@ LABELS = frozenset(
     "table desk terminal level floor spot".split()
 )
 CLAUSE_END = re.compile(r"[,;.!?]|\s(?:and|but)\s")
+# a label asked as the head ("Which gate is my flight?") is filled only by the turn saying it ("gate B7"):
+# the flight's time or city is not its gate
+LABEL_HEADS = frozenset(stem(w) for w in LABELS - {"number", "no", "code", "pin"})
+# a place said without a name or a determiner ("at home", "upstairs")
+BARE_PLACE = re.compile(
+    r"(?i)\b(?:at|from|in)\s+(?:home|work|school|church|college|uni|university|hospital|town|bed|class)\b"
+    r"|\b(?:upstairs|downstairs|outside|indoors|outdoors|abroad|overseas|nearby|next door)\b"
+)
+# a number that names a place by itself ("P3", "14C"), not a date or a time ("19th", "6pm")
+PLACE_CODE = re.compile(r"(?i)^(?=.*\d)(?=.*[a-z])(?!\d+(?:st|nd|rd|th|am|pm|h|s)$)[a-z0-9]+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +170,7 @@ def asked_slot(question: str) -> Slot | None:
     keeps its "for tomorrow" as an owner only when it opens with "my", "the" or a possessive)."""
     m = ASKS_SLOT.match(question)
     if m is None:
-        return _head_of(question)
+        return _head_of(question) or _where_of(question)
     tokens = TOKEN.findall(m.group("phrase"))
     if not tokens or len(tokens) > MAX_WORDS + 2:
         return None
@@ -209,6 +225,25 @@ def _head_of(question: str) -> Slot | None:
     return Slot(stem(head), frozenset(forms), frozenset(own - forms), frozenset(own))
 
 
+def _where_of(question: str) -> Slot | None:
+    """The slot of a "where is <owner>?" question ("Where is Aditi's wedding?", "Where are my
+    keys?"): a place, of the owner; not "Where is Aditi?" (no "my", "the" or possessive) or "Where
+    is my sister moving?" (a verb)."""
+    m = ASKS_WHERE.match(question)
+    if m is None:
+        return None
+    tokens = TOKEN.findall(m.group("phrase"))
+    if not tokens or not (tokens[0].lower() in DETERMINERS or _plain(tokens[0])[1]):
+        return None
+    owner = [_plain(t)[0] for t in tokens if t.lower() not in DETERMINERS]
+    if not owner or len(owner) > MAX_WORDS or any(w in STOP_WORDS for w in owner):
+        return None
+    if len(owner) > 1 and re.search(r"(ing|ed)$", owner[-1]) and not _plain(tokens[-2])[1]:
+        return None  # "Where is my brother staying?" (not "Aditi's wedding", a noun after a possessive)
+    own = _role_forms(owner)
+    return Slot(stem("place"), PLACE_HEADS, frozenset(own - PLACE_HEADS), frozenset(own))
+
+
 def speaks_of(text: str, slot: Slot) -> bool:
     """Does the turn say a word of the slot (its head, a modifier, the owner)?"""
     return bool(set(words(text)) & slot.words) or bool(_tokens(text) & slot.words)
@@ -223,19 +258,14 @@ def _values(text: str, slot: Slot, opening: bool = True) -> list[tuple[str, int]
     word opening a sentence may be a name: "Biscuit chewed my slippers")."""
     if slot.head in COLOUR_HEADS:
         return [(m.group(0).lower(), m.start()) for m in COLOURS.finditer(text)]
+    if slot.head in PLACE_HEADS:
+        return _places(text, opening)
     found = []
     if slot.head not in NAME_HEADS:
         found += [(m.group(0).lower(), m.start()) for m in NUMBER.finditer(text)]
     if slot.head in NUMBER_HEADS:
         return found
-    for m in re.finditer(r"\b[A-Z][\w'-]+", text):
-        w = _plain(m.group(0))[0]
-        if w in STOP_WORDS or w in OPENERS or w in INTERJECTIONS or w in TIME_NAMES or CONTRACTION.search(w):
-            continue
-        first = m.start() == 0 or bool(re.search(r"[.!?]\s*$", text[: m.start()]))
-        if first and (not opening or re.search(r"(ed|ing|ly|s)$", w)):
-            continue  # "Spent the whole day ...": a verb or adverb opening the sentence
-        found.append((w, m.start()))
+    found += _names_in(text, opening)
     for m in NAME_CUE.finditer(text):
         w = m.group("cued") or m.group("who")
         low = w.lower()
@@ -249,6 +279,37 @@ def _values(text: str, slot: Slot, opening: bool = True) -> list[tuple[str, int]
     return found
 
 
+def _places(text: str, opening: bool) -> list[tuple[str, int]]:
+    """Values of a place in the turn: a name ("Porto", "Rua Augusta"), a place said with a
+    preposition ("at the cafe", "in my car", "at home"), a number after a label ("locker 318",
+    "level P3") or a code of letters and digits ("C42"); not a date's or a time's number ("on 12
+    June", "at 14:05")."""
+    found = [(w, at) for w, at in _names_in(text, opening)]
+    for m in LOCATIVE.finditer(text):
+        noun = re.match(r"[\w'-]+", text[m.end() - 1 :])
+        found.append((noun.group(0).lower(), m.start()))
+    found += [(m.group(0).split()[-1].lower(), m.start()) for m in BARE_PLACE.finditer(text)]
+    for m in NUMBER.finditer(text):
+        before = TOKEN.findall(text[: m.start()])
+        if (before and _plain(before[-1])[0] in LABELS) or PLACE_CODE.match(m.group(0)):
+            found.append((m.group(0).lower(), m.start()))
+    return found
+
+
+def _names_in(text: str, opening: bool) -> list[tuple[str, int]]:
+    """Capitalised words that may be names (``opening``: a word opening a sentence may be one)."""
+    found = []
+    for m in re.finditer(r"\b[A-Z][\w'-]+", text):
+        w = _plain(m.group(0))[0]
+        if w in STOP_WORDS or w in OPENERS or w in INTERJECTIONS or w in TIME_NAMES or CONTRACTION.search(w):
+            continue
+        first = m.start() == 0 or bool(re.search(r"[.!?]\s*$", text[: m.start()]))
+        if first and (not opening or re.search(r"(ed|ing|ly|s)$", w)):
+            continue  # "Spent the whole day ...": a verb or adverb opening the sentence
+        found.append((w, m.start()))
+    return found
+
+
 def _anothers(text: str, value: str, at: int, slot: Slot) -> bool:
     """Is the value another noun's: in apposition to a role the slot is not about ("my sister
     Greta" for the baby), or the value of a "my X is" slot with another head ("my favourite band
@@ -256,7 +317,8 @@ def _anothers(text: str, value: str, at: int, slot: Slot) -> bool:
     before = TOKEN.findall(text[:at])
     if before:
         prev = _plain(before[-1])[0]
-        if (prev in ROLE_WORDS or prev in LABELS) and stem(prev) not in slot.owner | slot.forms | slot.around:
+        label = prev in LABELS and slot.head not in PLACE_HEADS  # "locker 318" is a place
+        if (prev in ROLE_WORDS or label) and stem(prev) not in slot.owner | slot.forms | slot.around:
             return True
     for m in SLOT.finditer(text):
         if m.end() <= at and not CLAUSE_END.search(text[m.end() : at]):
@@ -280,7 +342,10 @@ def _states_owner(text: str, slot: Slot) -> bool:
 def fills(text: str, slot: Slot, question: str = "") -> bool:
     """Does the turn fill the slot: say its head (in a form or a word for it), or hold a value of
     its kind that is not another noun's (beyond the names the question says itself)?"""
-    if slot.head not in VALUED and ((set(words(text)) | _tokens(text)) & slot.forms or _states_owner(text, slot)):
+    said = (set(words(text)) | _tokens(text)) & slot.forms
+    if slot.head in LABEL_HEADS:
+        return bool(said)  # "gate B7": a label is filled where it is said
+    if slot.head not in VALUED and (said or _states_owner(text, slot)):
         return True
     asked = names(question) if question else frozenset()
     opening = speaks_of(text, slot)
@@ -310,6 +375,16 @@ def judged(notes: Sequence, question: str) -> tuple[list, bool]:
     return [n for n in notes if id(n) not in beside], False
 
 
+def slot_values(notes: Sequence, slot: Slot) -> set[str]:
+    """The slot's values in the notes: of the head's kind and not another noun's."""
+    return {v for n in notes for v, at in _values(n.content, slot) if not _anothers(n.content, v, at, slot)}
+
+
+def values_said(answer: str, slot: Slot) -> set[str]:
+    """The values of the slot's kind an answer gives."""
+    return {v for v, _ in _values(answer, slot)}
+
+
 def grounded_for_slot(answer: str, notes: Sequence, question: str) -> bool:
     """Does every value the answer gives for the asked slot come from a note, as that slot's value
     and not another noun's? ("The baby's name is Greta." from "My sister Greta just had a baby." does
@@ -317,6 +392,4 @@ def grounded_for_slot(answer: str, notes: Sequence, question: str) -> bool:
     slot = asked_slot(question)
     if slot is None:
         return True
-    allowed = {v for n in notes for v, at in _values(n.content, slot) if not _anothers(n.content, v, at, slot)}
-    said = {v for v, _ in _values(answer, slot)} - names(question)
-    return said <= allowed
+    return values_said(answer, slot) - names(question) <= slot_values(notes, slot)

@@ -1,10 +1,10 @@
 """The fixed sentences the embedded default says itself, in the user's language.
 
 When the 135M model's text cannot be trusted the user gets a sentence of ours -- a quote of their
-own turn ("You told me (turn 3): ..."), "I am not sure; ...", "Noted.", "I don't know; ..." -- and a user who writes
-Spanish should not get it in English. The language is guessed from the user's message by counting
-its function words (a handful of common European languages; anything else, or a tie, is English):
-a message is short, so a few frequent words decide, and no model is needed.
+own turn ("You told me (turn 3): ..."), "I am not sure; ...", "Noted.", "I don't know; ...", "I'm not
+sure." -- and a user who writes Spanish should not get it in English. The language is guessed from
+the user's message by counting its function words (a handful of common European languages; anything
+else, or a tie, is English): a message is short, so a few frequent words decide, and no model is needed.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class Wording:
     unsure: str  # before a guess: unsure + the quote (its first letter lower-cased)
     noted: str  # the acknowledgement of a statement
     unknown: str  # a question about the user that nothing in memory answers
+    not_sure: str  # a question to the assistant whose free reply was refused (never "Noted.")
 
 
 WORDINGS = {
@@ -42,6 +43,7 @@ WORDINGS = {
         "I am not sure; the closest thing in memory: ",
         "Noted.",
         "I don't know; you haven't told me that.",
+        "I'm not sure.",
     ),
     "es": Wording(
         "Me dijiste (turno {n}): ",
@@ -49,6 +51,7 @@ WORDINGS = {
         "No estoy seguro; lo más parecido en mi memoria: ",
         "Anotado.",
         "No lo sé; no me lo has dicho.",
+        "No estoy seguro.",
     ),
     "fr": Wording(
         "Tu m'as dit (tour {n}) : ",
@@ -56,6 +59,7 @@ WORDINGS = {
         "Je ne suis pas sûr ; le plus proche dans ma mémoire : ",
         "C'est noté.",
         "Je ne sais pas ; tu ne me l'as pas dit.",
+        "Je ne suis pas sûr.",
     ),
     "pt": Wording(
         "Você me disse (turno {n}): ",
@@ -63,6 +67,7 @@ WORDINGS = {
         "Não tenho certeza; o mais próximo na minha memória: ",
         "Anotado.",
         "Não sei; você não me disse.",
+        "Não tenho certeza.",
     ),
     "de": Wording(
         "Du hast mir gesagt (Beitrag {n}): ",
@@ -70,6 +75,7 @@ WORDINGS = {
         "Ich bin nicht sicher; das Nächste in meinem Gedächtnis: ",
         "Notiert.",
         "Das weiß ich nicht; das hast du mir nicht gesagt.",
+        "Ich bin nicht sicher.",
     ),
     "it": Wording(
         "Mi hai detto (turno {n}): ",
@@ -77,6 +83,7 @@ WORDINGS = {
         "Non sono sicuro; la cosa più vicina nella mia memoria: ",
         "Preso nota.",
         "Non lo so; non me l'hai detto.",
+        "Non sono sicuro.",
     ),
 }
 

@@ -1,0 +1,39 @@
+"""Does a model answer give what was asked, from its notes?
+
+The grounding checks (``answer.agrees``) keep the model from inventing: no name or number of its
+own, most of its words from the notes, no value beside the asked slot. They do not make it answer:
+"The dog is a classic example of the dog-eat-dog mentality" for "What's the dog called?" invents
+nothing, shares "dog" with the notes, and names no one -- while the note says "Her name is Pippa".
+So when a note holds what is asked, the model's text must carry it too, or the user gets the checked
+quote of the note, which holds it:
+
+* **An asked slot** (``slots.asked_slot``: a name, a number, a place, ...): the answer gives one of
+  the slot's values in the notes ("Pippa"), not only the question's own names.
+* **A job** ("What do I do for a living?"): the answer says a word the notes say the job with
+  ("sound engineer" of "I work as a sound engineer in Bergen."), not "you're Dagny".
+
+Notes that hold no such value ask nothing of the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from assistant.answering.kinds import expected_kind, job_words
+from assistant.answering.referents import names
+from assistant.answering.slots import asked_slot, slot_values, values_said
+from assistant.retrieval.lexical import words
+
+
+def carries_answer(answer: str, notes: Sequence, question: str) -> bool:
+    """Does ``answer`` carry the answering content of ``notes`` (anything with ``role`` and
+    ``content``; the user's own, when any) for ``question``? True when the notes hold none."""
+    told = [n for n in notes if n.role == "user"] or list(notes)
+    slot = asked_slot(question)
+    if slot is not None:
+        held = slot_values(told, slot) - names(question)
+        return not held or bool(values_said(answer, slot) & held)
+    if expected_kind(question) == "job":
+        held = set().union(*(job_words(n.content) for n in told)) - set(words(question)) if told else set()
+        return not held or bool(held & set(words(answer)))
+    return True
