@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 from assistant.answering.kinds import TIME_NAMES, expected_kind, has_kind, kind_beyond
 from assistant.answering.message import ASKS_A_FAVOUR, SELF_WORDS, about_the_user, is_question, recalls, states
 from assistant.answering.note import Note, salient
-from assistant.answering.referents import about, followers, names, referent, restates, unmentioned_role
+from assistant.answering.referents import about, asks_after, followers, names, referent, restates, unmentioned_role
 from assistant.answering.slots import asked_slot, judged, speaks_of
 from assistant.retrieval.lexical import STOP_WORDS, words
 
@@ -77,14 +77,17 @@ def asked_subject(question: str) -> str | None:
 def mentions(question: str, told: Sequence) -> bool:
     """Does the question name someone or something of the user's statements ``told`` ("How old is
     Kofi?" after "My son Kofi plays the trumpet."), or ask for a slot they speak of ("What's the dog
-    called?" after "Her name is Pippa")? It asks about the user's world though it says no "my":
+    called?" after "Her name is Pippa"), or ask after someone of them by "he" or "she" ("What does
+    she do?" after "My friend Lena is a nurse.")? It asks about the user's world though it says no "my":
     memory is what answers it, and when memory holds nothing the honest reply is "I don't know",
     never the model's free text or an acknowledgement. A favour asked of the assistant ("Can you
     tell me a joke about Kofi?") is not a recall."""
     if not is_question(question) or ASKS_A_FAVOUR.match(question):
         return False
     asked, slot = names(question) - TIME_NAMES, asked_slot(question)
-    return any((asked & names(c.content)) or (slot is not None and speaks_of(c.content, slot)) for c in told)
+    if any((asked & names(c.content)) or (slot is not None and speaks_of(c.content, slot)) for c in told):
+        return True
+    return asks_after(question, told)
 
 
 def is_statement(c) -> bool:

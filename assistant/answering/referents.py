@@ -88,6 +88,14 @@ def points_back(text: str) -> bool:
     return _pronoun(head) or (_pronoun(text) and not {w for w in names(text) if not re.search(r"\d", w)})
 
 
+def asks_after(question: str, statements: Sequence) -> bool:
+    """Does the question ask after someone by "he" or "she" ("What does she do?") whom one of the
+    user's ``RECENT`` latest statements (``statements`` in order, oldest first) can be?"""
+    if not (HE.search(question) or SHE.search(question)):
+        return False
+    return any(_fits(question, s.content) for s in list(statements)[-RECENT:])
+
+
 def referent(c, statements: Sequence):
     """The earlier user statement ``c`` points back to (``statements``: the user's statements with
     ``number`` and ``content``, any order), or None: the latest of the ``RECENT`` before it whose

@@ -60,6 +60,16 @@ def test_a_question_naming_someone_the_user_spoke_of_recalls():
     assert not picked.sure and [n.number for n in picked.notes] == [1]
 
 
+def test_a_question_asking_after_someone_by_he_or_she_recalls():
+    told = turns("My aunt Rosalba teaches chemistry in Bari.")
+    statements = [t for t in told if t.role == "user"]
+    assert mentions("Where does she teach?", statements)
+    assert not mentions("Where does he teach?", statements)  # an aunt is not "he"
+    assert not mentions("Where does she teach?", turns("I bought a new kettle."))  # nobody she can be
+    picked = select_notes("What does she teach?", told, Step([], (1,)))
+    assert [n.number for n in picked.notes] == [1]  # quoted from memory, not the model's free text
+
+
 def test_a_question_about_someone_mentioned_is_not_acknowledged(store, counter):
     cfg = RetrievalConfig(ask_model=False)
     svc = ChatService(
