@@ -315,7 +315,12 @@ class Measured(Policy):
             z = z + self.need_size_power * np.array([math.log(x) for x in sizes])
         z = z + s  # the evidence, already weighted by ``citations``
         if trust is not None:
-            z = z + np.array([math.log(x if x > TRUST_FLOOR else TRUST_FLOOR) for x in trust.tolist()])
+            # log(1.0) is exactly 0.0: only the turns whose trust moved are read
+            moved = np.flatnonzero(trust != 1.0)
+            if len(moved):
+                logs = np.zeros(n)
+                logs[moved] = [math.log(x if x > TRUST_FLOOR else TRUST_FLOOR) for x in trust[moved].tolist()]
+                z = z + logs
         if self.restored:
             z = z + np.where(evidence.column("restored", numbers), self.restored, 0.0)
         hazard = self.hazard_assistant if evidence.with_assistant else self.hazard
@@ -325,7 +330,9 @@ class Measured(Policy):
         if per_memory:
             z = z - (per_memory / n) * quiet  # per step, over the turns the memory holds
         out = np.array([sigmoid(x) for x in z.tolist()])
-        if self.density:
+        if self.density == 1.0:
+            out = out / np.array(sizes)  # x ** 1.0 is x exactly
+        elif self.density:
             out = out / np.array([x**self.density for x in sizes])
         if not known.all():
             out = np.where(known, out, self._per_token(s, tokens, ages, now, None, trust))
