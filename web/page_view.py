@@ -68,6 +68,13 @@ def reading_layer(r: PageReader, named: set[int]) -> tuple[MemoryLayer, dict[int
     states: dict[int, TurnState] = {t.number: t for t in r.memory_states()}
     states.update((t.number, t) for t in r.states(named - set(states)))
     cites = r.citations(states)
+    # an answer's evidence is shared among all the turns it cited (``Measured.focus``): the other
+    # turns those answers cited are read too, or a turn here would count a bigger share
+    answers = {c.answer_turn for c in cites if c.answer_turn is not None}
+    beside = {c.turn for c in r.cites_by(answers)} - set(states)
+    if beside:
+        states.update((t.number, t) for t in r.states(beside))
+        cites = r.citations(states)
     feedback = r.feedback({c.answer_turn for c in cites if c.answer_turn is not None})
     layer = MemoryLayer.from_state(r.settings(), states.values(), cites, feedback, step=r.conv.step)
     return layer, feedback
