@@ -30,7 +30,7 @@ from collections.abc import Collection, Sequence
 import numpy as np
 
 from assistant.answering.carries import carries_answer
-from assistant.answering.message import about_the_user, states
+from assistant.answering.message import NOT_AN_END, about_the_user, states
 from assistant.answering.note import OPENERS, Note, salient
 from assistant.answering.slots import grounded_for_slot
 from assistant.answering.wording import WORDINGS, language
@@ -39,7 +39,7 @@ from assistant.retrieval.lexical import STOP_WORDS, words
 MAX_ANSWER_TOKENS = 150
 MIN_ANSWER_TOKENS = 16
 PROMPT_SYNTAX = re.compile(r"\[\s*(?:cited|T\s*\d+|turn\s*\d+)\s*\]\s*", re.IGNORECASE)
-SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s")
+SENTENCE_END = re.compile(NOT_AN_END + r"(?<=[.!?。！？])\s")
 AGREE_SIMILARITY = 0.45
 AGREE_SHARE = 0.5
 

@@ -35,7 +35,10 @@ REQUEST = re.compile(r"(?i)\b(tell|give|show|help|let|teach|send|explain to)\s+(
 # "Can you ...", "Could you ...": the user asks the assistant to do something, not to recall
 ASKS_A_FAVOUR = re.compile(r"(?i)^\s*(please\b|(can|could|would|will|should|shall)\s+(you|u|we)\b|let's\b)")
 POINTS_BACK = re.compile(r"(?i)\b(he|she|it|they|him|her|them|his|its|their|there|that|this)\b")
-SENTENCE = re.compile(r"(?<=[.!?。！？])\s+")
+# the full stop of a title or a common abbreviation ("Dr. Okonkwo", "St. Mark's") ends no sentence
+TITLES = ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof", "St", "Mt", "Sr", "Jr", "Capt", "Lt", "Gen", "Rev", "No", "approx")
+NOT_AN_END = "".join(rf"(?<!\b{t}\.)" for t in TITLES)
+SENTENCE = re.compile(NOT_AN_END + r"(?<=[.!?。！？])\s+")
 CLAUSE_QUESTION = re.compile(
     r"(?i),\s*(?:so|and|but|then)?\s*(?=(what|when|where|who|whom|whose|which|how|do|does|did|is|are|can)\b)"
 )

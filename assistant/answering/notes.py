@@ -45,7 +45,8 @@ from assistant.answering.slots import asked_slot, judged, speaks_of
 from assistant.retrieval.lexical import STOP_WORDS, words
 
 CORRECTION = re.compile(
-    r"(?i)\b(actually|instead|correction|i meant|mixed (?:it|them|that|those) up|mixed up|misread|"
+    r"(?i)\b(actually|instead|correction|i meant|mis-?typed|misspoke|misspelt|misspelled|my bad|"
+    r"mixed (?:it|them|that|those) up|mixed up|misread|"
     r"typo|scratch that|change of plans?|changed|moved (?:it|me)|rescheduled|pushed|postponed|delayed|shifted|bumped|"
     r"brought (?:it |them )?forward|called off|not anymore|"
     r"no longer|wrong|oops|make that|update|wait|mix(?:ed)? (?:it|them|that|those|these) up)\b"

@@ -291,3 +291,17 @@ def test_a_name_opening_a_sentence_keeps_i_dont_know_from_being_said():
     picked = select_notes("What's the name of my cat?", active, Step([], (1, 2)))
     assert not picked.unknown and picked.notes[0].number == 2
     assert has_kind("I've been a pharmacist for about six years now.", "job")
+
+
+def test_a_title_s_full_stop_ends_no_sentence():
+    from assistant.answering.answer import cap_text
+    from assistant.answering.message import split
+
+    parts = split("Lunch with Mrs. Achterberg on Sunday at 12:15, when is lunch?")
+    assert parts.stated.startswith("Lunch with Mrs. Achterberg on Sunday at 12:15")
+    two = split("My doctor is Dr. Haddad. What's my doctor called?")
+    assert "Haddad" in two.stated and two.asked == "What's my doctor called?"
+    words = lambda text: len(text.split())  # noqa: E731
+    assert cap_text("See Dr. Haddad at 9. Bring the forms.", 5, words) == "See Dr. Haddad at 9."
+    # "See Dr." is no sentence: too little room for the first one cuts words, with an ellipsis
+    assert cap_text("See Dr. Haddad at 9. Bring the forms.", 3, words) == "See Dr. …"

@@ -204,3 +204,10 @@ def test_an_answer_repeating_the_users_i_phrase_speaks_as_the_user():
     assert not agrees("The bakery I work at is called Crumbs.", None, notes, q)
     assert agrees("The bakery you work at is called Crumbs.", None, notes, q)
     assert agrees("It is called Crumbs, I'm told.", None, notes, q)
+
+
+def test_a_typing_slip_is_a_correction():
+    note = Note(2, "user", "The ferry to Naxos leaves at 07:10.", 0.5)
+    assert correction_of(note, [Turn(3, "user", "I mis-typed, the ferry leaves at 07:40")]).number == 3
+    assert correction_of(note, [Turn(3, "user", "My bad, the ferry leaves at 07:40")]).number == 3
+    assert correction_of(note, [Turn(3, "user", "The ferry leaves at 07:40 on Sundays too")]) is None  # no cue
