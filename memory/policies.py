@@ -213,7 +213,7 @@ class Measured(Policy):
         # steps since last shown needed (last settled cite that counted, or the lag window's end)
         quiet = np.maximum(now - np.maximum(seen, arrived + lag), 0)
         s = self._excess(settled, verdict, ages, quiet)
-        citations = self.citations_assistant if evidence.with_assistant else self.citations
+        citations = self._of_kind("citations", evidence)
         if citations != 1.0:
             s = citations * s
         trust = None
@@ -298,7 +298,7 @@ class Measured(Policy):
         mean = int(tokens.sum()) / n or 1.0
         sizes = (np.maximum(tokens, 1) / mean).tolist()
         z = [logit(x) for x in np.where(known, p, 0.5).tolist()]
-        need = self.need_assistant if evidence.with_assistant else self.need
+        need = self._of_kind("need", evidence)
         if need != 1.0:
             picked = [z[k] for k in known.nonzero()[0].tolist()]
             centre = math.fsum(picked) / len(picked)  # exactly rounded: order-free
@@ -323,10 +323,10 @@ class Measured(Policy):
                 z = z + logs
         if self.restored:
             z = z + np.where(evidence.column("restored", numbers), self.restored, 0.0)
-        hazard = self.hazard_assistant if evidence.with_assistant else self.hazard
+        hazard = self._of_kind("hazard", evidence)
         if hazard:
             z = z - hazard * quiet
-        per_memory = self.hazard_memory_assistant if evidence.with_assistant else self.hazard_memory
+        per_memory = self._of_kind("hazard_memory", evidence)
         if per_memory:
             z = z - (per_memory / n) * quiet  # per step, over the turns the memory holds
         out = np.array([sigmoid(x) for x in z.tolist()])
@@ -338,15 +338,17 @@ class Measured(Policy):
             out = np.where(known, out, self._per_token(s, tokens, ages, now, None, trust))
         return out
 
+    def _of_kind(self, name: str, evidence: Evidence) -> float:
+        """Constant ``name`` for this kind of conversation: ``<name>_assistant`` once an assistant spoke."""
+        return getattr(self, f"{name}_assistant" if evidence.with_assistant else name)
+
     def reuse_prior(self, evidence: Evidence) -> tuple[float, float]:
         """(reuse prior, its strength) for ``Evidence.calibration``: the kind of conversation's odds
         factor on a turn already shown needed (``exp(-spent_assistant)`` once an assistant has spoken,
         else ``exp(-spent)``), and the pseudo-events it weighs against this conversation's own count
         (``reuse_strength``; between people none: there the measured reuse did not gain, in-sample
         on LoCoMo, and the settled evidence already says how much a cite brings a turn back)."""
-        if evidence.with_assistant:
-            return math.exp(-self.spent_assistant), self.reuse_strength
-        return math.exp(-self.spent), 0.0
+        return math.exp(-self._of_kind("spent", evidence)), self.reuse_strength if evidence.with_assistant else 0.0
 
     def parts(self, candidates, evidence, now):
         """(prior part, evidence part) per candidate: the evidence part is the importance with the
