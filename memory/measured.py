@@ -84,8 +84,8 @@ class Measured(Policy):
       steps pass as there are candidates, so a small memory (which holds few turns) favours the
       recent more than a large one does.
     * The conversation's own calibration (``Evidence.calibration``) compares, per role, how many
-      turns past their lag window got a cite after it with how many their priors expected, and
-      multiplies each role's prior odds by that ratio (shrunk by ``calibration_strength``
+      turns past their lag window got a cite after their arrival episode with how many their priors
+      expected, and multiplies each role's prior odds by that ratio (shrunk by ``calibration_strength``
       pseudo-turns; 1 with no evidence or one role), so a conversation unlike the estimator's
       training sets still learns which kinds of turns it comes back to. The same log says whether
       the conversation comes back to a turn once it has been shown needed (``Calibration.reuse``:

@@ -102,7 +102,14 @@ class TurnByTurn(Measured):
                     z = centre + need * (z - centre)
                 if self.recalibrate:
                     z = z + self.recalibrate * math.log(factor[ROLE_CODES.get(t.role, OTHER_ROLE)])
-                    shown = any(c.step >= t.arrived + lag for c in evidence.of(t.number))
+                    # shown needed: a cite after the arrival episode (the lag window and its burst)
+                    shown, prev = False, t.arrived
+                    for c in evidence.of(t.number):
+                        if c.step < t.arrived + lag or (burst and c.step - prev <= burst):
+                            prev = c.step
+                            continue
+                        shown = True
+                        break
                     if shown and cal.reuse != 1.0:
                         z = z + self.recalibrate * math.log(cal.reuse)
                 if self.need_size_power:

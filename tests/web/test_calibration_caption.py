@@ -7,11 +7,13 @@ from web.calibration import calibration_text
 
 
 def _layer(policy, roles=("user", "assistant")):
+    """Every fourth step an answer cites a user turn from 14 steps back: after its arrival episode
+    (the lag window and ``burst`` 10 steps), so the conversation came back to it."""
     layer = MemoryLayer(MemorySettings(budget=10**6, lag=2), policy)
     for n in range(1, 101):
         layer.add_turn(roles[n % len(roles)], 20, prior=0.2)
-        if n % 4 == 0 and n > 6:
-            layer.cite([n - 6 if roles[(n - 6) % len(roles)] == "user" else n - 7], answer_turn=n)
+        if n % 4 == 0 and n > 14:
+            layer.cite([n - 14 if roles[(n - 14) % len(roles)] == "user" else n - 15], answer_turn=n)
     return layer
 
 
