@@ -31,7 +31,7 @@ class Calibration:
     cited: tuple[int, ...]
     expected: tuple[float, ...]
     factor: tuple[float, ...]
-    needed: int = 0  # turns among them shown needed (a cite after the lag window)
+    needed: int = 0  # turns among them shown needed (a cite after the arrival episode)
     again: int = 0  # the cites at later steps those turns got after their first
     expected_again: float = 0.0  # how many later cites they would have got at the rate of first ones
     reuse: float = 1.0  # the factor on the odds of a turn already shown needed (``Arrivals.calibration``)
@@ -61,11 +61,18 @@ class Calibration:
 
 
 class Arrivals:
-    """Per turn number: prior (NaN: none), role code, first settled cite's step (0: none), restored."""
+    """Per turn number: prior (NaN: none), role code, first settled cite's step (0: none), restored.
 
-    __slots__ = ("prior", "role", "settled_at", "last_settled", "again", "restored_", "assistant")
+    A cite is *settled* here, as in ``Evidence.measure``, once the turn's arrival episode is over: its
+    lag window, and each later cite within ``burst`` steps of the episode's last (``memory.verdicts``;
+    ``burst`` is the policy's, 0 at lag 0). So a confirmation that lands just after the window, while
+    the conversation is still on the turn, does not count as the conversation coming back to it."""
 
-    def __init__(self) -> None:
+    __slots__ = ("prior", "role", "settled_at", "last_settled", "again", "restored_", "assistant", "burst", "episode")
+
+    def __init__(self, burst: int = 0) -> None:
+        self.burst = burst  # the arrival episode's burst (``verdicts.episode_burst``)
+        self.episode = np.zeros(64, dtype=np.int64)  # the episode's last cite (0: none yet; -1: over)
         self.prior = np.full(64, np.nan)
         self.role = np.zeros(64, dtype=np.int8)
         self.settled_at = np.zeros(64, dtype=np.int64)
@@ -84,6 +91,7 @@ class Arrivals:
         self.settled_at = np.concatenate((self.settled_at, np.zeros(grow, dtype=np.int64)))
         self.last_settled = np.concatenate((self.last_settled, np.zeros(grow, dtype=np.int64)))
         self.again = np.concatenate((self.again, np.zeros(grow, dtype=np.int64)))
+        self.episode = np.concatenate((self.episode, np.zeros(grow, dtype=np.int64)))
         self.restored_ = np.concatenate((self.restored_, np.zeros(grow, dtype=bool)))
 
     def arrived(self, turn: int, prior: float | None, role: str | None) -> None:
@@ -103,7 +111,15 @@ class Arrivals:
     def cited(self, turn: int, step: int, lag: int) -> None:
         """A cite of ``turn`` at ``step`` was logged (in step order); turn n arrived at step n."""
         self.reserve(turn + 1)
-        if step < turn + lag or step <= 0:
+        if step <= 0:
+            return
+        if self.burst and self.episode[turn] >= 0:  # the arrival episode (``verdicts.joins``)
+            prev = self.episode[turn] or turn
+            if step < turn + lag or step - prev <= self.burst:
+                self.episode[turn] = step
+                return
+            self.episode[turn] = -1
+        elif step < turn + lag:
             return
         if not self.settled_at[turn]:
             self.settled_at[turn] = step
@@ -128,11 +144,11 @@ class Arrivals:
 
         Measured on ``numbers`` (the turns a decision scores: those in memory, so it costs what the
         memory holds and a view of one page computes what the whole conversation's view computes)
-        whose lag window has ended by ``now``: per role, ``cited`` = those with a cite after their lag
-        window, ``expected`` = the sum of their priors. The factor is the role's rate of coming back
-        relative to the conversation's ``rate = cited / expected`` (all roles), the role's rate shrunk
-        toward the conversation's by ``strength`` pseudo-turns, each with the role's mean prior
-        ``mean_r`` and coming back at the conversation's rate (the mean of a Gamma-Poisson rate)::
+        whose lag window has ended by ``now``: per role, ``cited`` = those with a cite after their arrival
+        episode (a settled cite, ``Arrivals``), ``expected`` = the sum of their priors. The factor is
+        the role's rate of coming back relative to the conversation's ``rate = cited / expected`` (all
+        roles), the role's rate shrunk toward the conversation's by ``strength`` pseudo-turns, each with
+        the role's mean prior ``mean_r`` and coming back at the conversation's rate (the mean of a Gamma-Poisson rate)::
 
             factor = (cited_r + strength * mean_r * rate) / ((expected_r + strength * mean_r) * rate)
 

@@ -88,7 +88,9 @@ class Evidence:
         "_doubted",
     )
 
-    def __init__(self, by_turn: Mapping[int, Sequence[Citation]], feedback: Mapping[object, float], lag: int = 0):
+    def __init__(
+        self, by_turn: Mapping[int, Sequence[Citation]], feedback: Mapping[object, float], lag: int = 0, burst: int = 0
+    ):
         self._by_turn = by_turn
         self._feedback = feedback
         self._lag = lag
@@ -96,7 +98,8 @@ class Evidence:
         self._answers: dict[object, set[int]] = {}
         self._mirror: Mirror | None = None
         self._recent: list[Citation] = []  # the log's cites in the open block (see ``measure_many``)
-        self._table = Arrivals()  # per turn: prior, role, first settled cite, restored
+        # per turn: prior, role, first settled cite (after the arrival episode), restored
+        self._table = Arrivals(episode_burst(lag, burst))
         self._doubt = SettledBelief()  # the settled cites' verdict per turn
         # some answer was judged (partly) wrong: until then every verdict is exactly 1 (sticky)
         self._doubted = False

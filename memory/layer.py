@@ -91,7 +91,9 @@ class MemoryLayer:
         # the lag in force is decided here, once: the policy's own (accumulate: 0) or the
         # conversation's. A settings change builds a new layer (``from_state``), so it never moves.
         lag = self.policy.lag if self.policy.lag is not None else self.settings.lag
-        self._evidence = Evidence(self._by_turn, self._feedback, lag)
+        # the arrival episode's burst (measured's ``burst``; none for a policy without one)
+        burst = int(getattr(self.policy, "burst", 0))
+        self._evidence = Evidence(self._by_turn, self._feedback, lag, burst)
         self.used_tokens = 0
         self.pinned_tokens = 0
 

@@ -40,6 +40,18 @@ def calibration_text(layer) -> str | None:
         + "; ".join(parts)
         + ". Turns this conversation comes back to more than their priors said count more."
         + _reuse(cal)
+        + _confirmed(layer, policy)
+    )
+
+
+def _confirmed(layer, policy: Measured) -> str:
+    """The factor on the evidence of the turns this conversation's lag windows confirmed (else nothing)."""
+    conf = policy.confirmation_now(layer.candidates(), layer.evidence, layer.step)
+    if conf is None or not conf.confirmed:
+        return ""
+    return (
+        f" Evidence counts ×{conf.gain**policy.confirmations:.2f}: {conf.back} of the {conf.confirmed} turns "
+        f"their lag window confirmed were cited again later, {conf.expected:.1f} expected at the others' rate."
     )
 
 

@@ -14,13 +14,14 @@ from tests.memory.rebuild import rebuilt
 
 def _chat(steps: int, cite_user: bool, lag: int = 2, policy: Measured | None = None) -> MemoryLayer:
     """Alternating user (prior 0.1) and assistant (prior 0.4) turns of equal size; every fourth step
-    an answer cites the user turn from 6 steps back (``cite_user``), else nothing."""
+    an answer cites the user turn from 14 steps back (``cite_user``: after its arrival episode, the lag
+    window and ``burst`` 10 steps), else nothing."""
     layer = MemoryLayer(MemorySettings(budget=10**6, lag=lag), policy or Measured())
     for n in range(1, steps + 1):
         user = n % 2 == 1
         layer.add_turn("user" if user else "assistant", 20, prior=0.1 if user else 0.4)
-        if cite_user and n % 4 == 0 and n > 6:
-            layer.cite([n - 6 if (n - 6) % 2 else n - 7], answer_turn=n)
+        if cite_user and n % 4 == 0 and n > 14:
+            layer.cite([n - 14 if (n - 14) % 2 else n - 15], answer_turn=n)
     return layer
 
 

@@ -95,3 +95,27 @@ def test_cites_at_the_same_step_are_one_need():
     layer.add_turn("user", 20, prior=0.3)
     layer.cite([1], answer_turn=4)
     assert _cal(layer).again == 1
+
+
+def test_a_confirmation_in_the_arrival_episode_is_not_a_turn_shown_needed():
+    """At lag 4 (burst 10), a cite 6 steps after a turn (after its lag window, in its arrival
+    episode: the conversation still on it) is its confirmation; one 30 steps after is a need."""
+    layer = MemoryLayer(MemorySettings(budget=10**6, lag=4), Measured(**QUIET))
+    for n in range(1, 81):
+        layer.add_turn("user" if n % 2 else "assistant", 20, prior=0.3 if n % 2 else 0.01)
+        if n == 7:
+            layer.cite([1], answer_turn=n)  # turn 1: confirmed, never needed
+        if n == 9:
+            layer.cite([3], answer_turn=n)  # turn 3: confirmed ...
+        if n == 39:
+            layer.cite([3], answer_turn=n)  # ... and needed later
+    cal = _cal(layer, prior=0.5, strength=1.0)
+    assert cal.needed == 1 and cal.again == 0
+    shown = layer.evidence.column("settled_at", np.array([1, 3]))
+    assert shown.tolist() == [0, 39]
+    burstless = MemoryLayer(MemorySettings(budget=10**6, lag=4), Measured(burst=0.0, **QUIET))
+    for n in range(1, 10):
+        burstless.add_turn("user", 20, prior=0.3)
+        if n == 7:
+            burstless.cite([1], answer_turn=n)
+    assert burstless.evidence.column("settled_at", np.array([1])).tolist() == [7]  # the episode is the lag window

@@ -7,11 +7,13 @@ from web.calibration import calibration_text
 
 
 def _layer(policy, roles=("user", "assistant")):
+    """Every fourth step an answer cites a user turn from 14 steps back: after its arrival episode
+    (the lag window and ``burst`` 10 steps), so the conversation came back to it."""
     layer = MemoryLayer(MemorySettings(budget=10**6, lag=2), policy)
     for n in range(1, 101):
         layer.add_turn(roles[n % len(roles)], 20, prior=0.2)
-        if n % 4 == 0 and n > 6:
-            layer.cite([n - 6 if roles[(n - 6) % len(roles)] == "user" else n - 7], answer_turn=n)
+        if n % 4 == 0 and n > 14:
+            layer.cite([n - 14 if roles[(n - 14) % len(roles)] == "user" else n - 15], answer_turn=n)
     return layer
 
 
@@ -32,3 +34,17 @@ def test_the_caption_says_how_much_a_turn_already_cited_counts():
     text = calibration_text(_layer(Measured(spent_assistant=2.0)))
     assert "A turn already cited counts ×" in text and "later cites of the" in text
     assert "already cited" not in calibration_text(_layer(Measured(spent_assistant=0.0, reuse_strength=0.0)))
+
+
+def test_the_caption_says_how_much_confirmed_evidence_counts():
+    """Every fourth user turn confirmed inside its lag window (2 steps after it), half of them cited
+    again 30 steps later: the confirmed come back, the others never."""
+    layer = MemoryLayer(MemorySettings(budget=10**6, lag=4), Measured())
+    for n in range(1, 121):
+        layer.add_turn("user" if n % 2 else "assistant", 20, prior=0.2)
+        cites = [m for m in (n - 2, n - 32) if m > 0 and m % 8 == 1 and (m == n - 2 or m % 16 == 1)]
+        if cites:
+            layer.cite(cites, answer_turn=n)
+    text = calibration_text(layer)
+    assert "Evidence counts ×" in text and "turns their lag window confirmed were cited again later" in text
+    assert "Evidence counts" not in (calibration_text(_layer(Measured(confirmations=0.0))) or "")
