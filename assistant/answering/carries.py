@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from assistant.answering.asked import asked_slot
 from assistant.answering.kinds import expected_kind, job_words
 from assistant.answering.referents import names
-from assistant.answering.slots import asked_slot, slot_values, values_said
+from assistant.answering.slots import slot_values, values_said
 from assistant.retrieval.lexical import words
 
 

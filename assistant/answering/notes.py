@@ -37,11 +37,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from assistant.answering.asked import asked_slot
 from assistant.answering.kinds import TIME_NAMES, expected_kind, has_kind, kind_beyond
 from assistant.answering.message import ASKS_A_FAVOUR, SELF_WORDS, about_the_user, is_question, recalls, states
 from assistant.answering.note import Note, salient
 from assistant.answering.referents import about, asks_after, followers, names, referent, restates, unmentioned_role
-from assistant.answering.slots import asked_slot, judged, speaks_of
+from assistant.answering.slots import judged, speaks_of
 from assistant.retrieval.lexical import STOP_WORDS, words
 
 CORRECTION = re.compile(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 
-from assistant.answering.answer import CONTEXT_PROMPT, CONTEXT_QUOTED, GROUNDED_PROMPT
+from assistant.answering.prompts import CONTEXT_PROMPT, CONTEXT_QUOTED, GROUNDED_PROMPT
 from assistant.models.llm import LLMClient, LLMConfig
 from assistant.replay import replay, settings_from
 from assistant.retrieval.cite_prompt import SYSTEM_PROMPT
