@@ -61,11 +61,15 @@ def _states_owner(text: str, slot: Slot) -> bool:
 def fills(text: str, slot: Slot, question: str = "") -> bool:
     """Does the turn fill the slot: say its head (in a form or a word for it), or hold a value of
     its kind that is not another noun's (beyond the names the question says itself)?"""
-    said = (set(words(text)) | token_stems(text)) & slot.forms
+    tokens = set(words(text)) | token_stems(text)
+    said = tokens & slot.forms
     if slot.head in LABEL_HEADS:
         return bool(said)  # "gate B7": a label is filled where it is said
-    if slot.head not in VALUED and (said or _states_owner(text, slot)):
-        return True
+    modifiers = slot.around - slot.owner
+    if modifiers & LABEL_HEADS and not modifiers & LABEL_HEADS & tokens:
+        return False  # "my seat number": "platform 12" is a number, not the seat's
+    if slot.head not in VALUED and (said or (not modifiers and _states_owner(text, slot))):
+        return True  # "My car is a silver Toyota" says what the car is, not its "licence plate"
     asked = names(question) if question else frozenset()
     opening = speaks_of(text, slot)
     return any(v not in asked and not anothers(text, v, at, slot) for v, at in values_in(text, slot, opening))

@@ -46,7 +46,7 @@ CONTRACTION = re.compile(r"^i'|'(re|ve|ll|d|m)$|n't$")
 # nouns a number or name stands after as its label ("number 27", "room 312", "gate C4")
 LABELS = frozenset(
     "number no code pin room flat apartment gate platform seat locker bus line route door unit suite "
-    "table desk terminal level floor spot".split()
+    "table desk terminal level floor spot plate registration".split()
 )
 CLAUSE_END = re.compile(r"[,;.!?]|\s(?:and|but)\s")
 # a label asked as the head ("Which gate is my flight?") is filled only by the turn saying it ("gate B7"):
@@ -65,6 +65,9 @@ def token_stems(text: str) -> set[str]:
     return {stem(plain_token(t)[0]) for t in TOKEN.findall(text)}
 
 
+AFTER_PLACE_WORD = re.compile(r"(?i)\b(?:in|to|from|near)\s+$")
+
+
 def values_in(text: str, slot: Slot, opening: bool = True) -> list[tuple[str, int]]:
     """Values of the head's kind in the turn, with where they start (``opening``: a capitalised
     word opening a sentence may be a name: "Biscuit chewed my slippers")."""
@@ -77,7 +80,11 @@ def values_in(text: str, slot: Slot, opening: bool = True) -> list[tuple[str, in
         found += [(m.group(0).lower(), m.start()) for m in NUMBER.finditer(text)]
     if slot.head in NUMBER_HEADS:
         return found
-    found += _names_in(text, opening)
+    names_found = _names_in(text, opening)
+    if slot.head in NAME_HEADS:
+        # "a cafe in Hobart" names the town, not the cafe: a name after "in", "to" or "from" is a place
+        names_found = [(w, at) for w, at in names_found if not AFTER_PLACE_WORD.search(text[:at])]
+    found += names_found
     for m in NAME_CUE.finditer(text):
         w = m.group("cued") or m.group("who")
         low = w.lower()
