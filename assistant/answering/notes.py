@@ -43,6 +43,7 @@ from assistant.answering.message import ASKS_A_FAVOUR, SELF_WORDS, about_the_use
 from assistant.answering.note import Note, salient
 from assistant.answering.referents import about, asks_after, followers, names, referent, restates, unmentioned_role
 from assistant.answering.slots import judged, speaks_of
+from assistant.answering.values import LABELS
 from assistant.retrieval.lexical import STOP_WORDS, stem, words
 
 CORRECTION = re.compile(
@@ -309,6 +310,9 @@ ASKED_LABEL = re.compile(
 )
 
 
+AFTER_LABEL = re.compile(rf"(?i)\b(?:{'|'.join(sorted(LABELS))})\s+$")
+
+
 def changes_asked(fix: str, note: str, kind: str | None, question: str = "") -> bool:
     """May ``fix`` correct ``note`` for this question? A correction changes one value: one that
     changes only a time ("it's 7:50 actually" after "my train to Bilbao leaves at 7:05 from platform
@@ -318,7 +322,8 @@ def changes_asked(fix: str, note: str, kind: str | None, question: str = "") -> 
     new = salient(fix) - salient(note)
     if not new:
         return True
-    times = [*CLOCK.finditer(fix), *TIME_WORDS.finditer(fix)]
+    # "room 5.02" is the room, not a time: a value right after a label is the label's
+    times = [m for m in [*CLOCK.finditer(fix), *TIME_WORDS.finditer(fix)] if not AFTER_LABEL.search(fix[: m.start()])]
     timed = {w.lower() for m in times for w in re.findall(r"\w+", m.group(0))}
     return not new <= timed
 

@@ -63,6 +63,9 @@ def test_changes_asked_reads_what_the_correction_changes():
     assert not changes_asked(TRAIN[2], TRAIN[1], None, "What platform is it?")
     assert changes_asked(TRAIN[2], TRAIN[1], "clock")
     assert changes_asked("sorry, it's gate B9 actually", "my flight leaves from gate B7", None, "What gate is it?")
+    # a dotted number after a label is the label's value, not a time
+    room = ("Oops, it's room 5.02, 3.14 is being renovated.", "The team meeting tomorrow is in room 3.14.")
+    assert changes_asked(*room, None, "Which room is the meeting in?")
 
 
 def test_an_update_supersedes_the_old_job_and_city():
