@@ -50,6 +50,19 @@ def invented_opener(answer: str, notes: Sequence[Note], message: str) -> bool:
     return first not in known and first not in OPENERS and first not in STOP_WORDS
 
 
+QUOTED = re.compile(r'["\u201c]([^"\u201d]{3,})["\u201d]')
+
+
+def invented_quote(answer: str, notes: Sequence[Note]) -> bool:
+    """Does the answer quote, between double quotes, words no note says as they are?"""
+    said = [" ".join(re.findall(r"[\w'-]+", n.content.lower())) for n in notes]
+    for m in QUOTED.finditer(answer):
+        quote = " ".join(re.findall(r"[\w'-]+", m.group(1).lower()))
+        if quote and not any(quote in s for s in said):
+            return True
+    return False
+
+
 CLAUSE = re.compile(r"[,;.!?]+|\s+(?:and|but)\s+")
 
 
@@ -92,6 +105,8 @@ def agrees(
         return False  # the note's answer left out ("The dog is a classic example ..." for "Pippa")
     if about_the_user(message) and speaks_as_user(answer, notes):
         return False  # the user's sentence copied: the user is "you" in an answer about them
+    if invented_quote(answer, notes):
+        return False  # 'The user's message is: "I'm super lazy, ..."': words put in the user's mouth
     tokens = {w.lower() for w in re.findall(r"[\w'-]+", answer)}
     if required and not (tokens | set(words(answer))) & set(required):
         return False  # the corrected value is missing ("Priya" when the user then said "Oskar")

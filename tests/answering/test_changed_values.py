@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from assistant.answering.agreement import agrees
 from assistant.answering.asked import asked_slot
 from assistant.answering.carries import carries_answer
 from assistant.answering.kinds import has_kind
@@ -162,3 +163,13 @@ def test_the_fact_of_the_questions_own_message_is_about_the_name_opening_it():
         number=9, role="user", content="Ludo wants to be a train driver, by the way.", vector=None
     )
     assert quoted(picked("What does Ludo want to be?", texts, cited=[3], current=current)) == current.content
+
+
+def test_the_model_may_not_put_words_in_the_users_mouth():
+    notes = [
+        Note(3, "user", "we adopted a greyhound named Biscuit last week", 1.0, None),
+        Note(7, "user", "she's super lazy haha", 1.0, None),
+    ]
+    made_up = "The user's message is: \"I'm super lazy, I just love a greyhound named Biscuit.\""
+    assert not agrees(made_up, None, notes, "What's my dog called?")
+    assert agrees('You said "a greyhound named Biscuit".', None, notes, "What's my dog called?")
