@@ -35,14 +35,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assistant import need
-from assistant.answering.answer import (
-    StreamCleaner,
-    answer_cap,
-    cap_text,
-    clean_answer,
-    context_messages,
-)
+from assistant.answering.cleaning import StreamCleaner, answer_cap, cap_text, clean_answer
 from assistant.answering.grounded import grounded_reply
+from assistant.answering.prompts import context_messages
 from assistant.candidates import CandidateReader
 from assistant.errors import AlreadyAnswered, ConversationGone, Stopped
 from assistant.models.embeddings import pack_vector, unpack_vector

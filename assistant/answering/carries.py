@@ -9,6 +9,7 @@ quote of the note, which holds it:
 
 * **An asked slot** (``slots.asked_slot``: a name, a number, a place, ...): the answer gives one of
   the slot's values in the notes ("Pippa"), not only the question's own names.
+* **A colour, a time, a number** ("What colour is it?"): the answer says one the notes hold ("green").
 * **A job** ("What do I do for a living?"): the answer says a word the notes say the job with
   ("sound engineer" of "I work as a sound engineer in Bergen."), not "you're Dagny".
 
@@ -17,12 +18,17 @@ Notes that hold no such value ask nothing of the answer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from assistant.answering.kinds import expected_kind, job_words
+from assistant.answering.asked import asked_slot
+from assistant.answering.kinds import CLOCK, COLOURS, expected_kind, job_words
 from assistant.answering.referents import names
-from assistant.answering.slots import asked_slot, slot_values, values_said
+from assistant.answering.slots import slot_values, values_said
 from assistant.retrieval.lexical import words
+
+# the values of an answer's kind a note holds and the answer must say one of
+KIND_VALUES = {"colour": COLOURS, "clock": CLOCK, "number": re.compile(r"\b\d[\d.,:]*\b")}
 
 
 def carries_answer(answer: str, notes: Sequence, question: str) -> bool:
@@ -33,7 +39,13 @@ def carries_answer(answer: str, notes: Sequence, question: str) -> bool:
     if slot is not None:
         held = slot_values(told, slot) - names(question)
         return not held or bool(values_said(answer, slot) & held)
-    if expected_kind(question) == "job":
+    kind = expected_kind(question)
+    if kind in KIND_VALUES:
+        # "What colour is it?" after "a used green Fiat Panda": the answer says "green"
+        find = KIND_VALUES[kind]
+        held = {m.group(0).lower() for n in told for m in find.finditer(n.content)} - set(names(question))
+        return not held or bool(held & {m.group(0).lower() for m in find.finditer(answer)})
+    if kind == "job":
         held = set().union(*(job_words(n.content) for n in told)) - set(words(question)) if told else set()
         return not held or bool(held & set(words(answer)))
     return True

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.answering.answer import Note, grounded_answer, statement_reply
+from assistant.answering.answer import grounded_answer
 from assistant.answering.message import is_question, split
+from assistant.answering.note import Note
 from assistant.answering.notes import select_notes
+from assistant.answering.replies import statement_reply
 from assistant.answering.wording import wording
 
 GUESS_WEIGHT = 0.05  # a guessed note the ranker gave no confidence for: the least a cite can weigh

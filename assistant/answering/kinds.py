@@ -77,11 +77,12 @@ JOB = re.compile(
     r"student|studying)\b|\b(am|'m|is|'s|are|'re|was|were|be|been|became|become)\s+(an?|the)\s+(\w+\s+)?"
     r"(\w+(er|or|ist|ian|ant|ent|eer|man|woman|ess)|nurse|vet|pilot|chef|cook|judge|clerk|nanny|"
     r"mechanic|architect|surgeon|midwife|barista|plumber|electrician)\b"
+    r"|\b(promoted|hired|took a job)\s+(to|as)\b"
 )
 # what a job statement says the job is: "work as a sound engineer", "'m a nurse", "teaches chemistry"
 JOB_SAID = re.compile(
     r"(?i)\b(?:work(?:s|ed|ing)?\s+(?:as|at|for|in)|(?:am|'m|is|'s|are|'re|was|were|became|become)\s+(?:an?|the)"
-    r"|teach(?:es|ing)?|stud(?:y|ies|ying))\s+(?P<what>[^,.;!?]+)"
+    r"|teach(?:es|ing)?|stud(?:y|ies|ying)|(?:promoted|hired|took a job)\s+(?:to|as)(?:\s+an?)?)\s+(?P<what>[^,.;!?]+)"
 )
 JOB_GENERIC = frozenset(words("work job living job profession career part time full"))
 
@@ -101,6 +102,12 @@ NUMBER = re.compile(
 )
 
 
+def says_value(text: str, kind: str | None) -> bool:
+    """Does a text holding the answer's kind say the value itself? A job statement says which job
+    ("she works as a nurse"), not only that there is one ("just started a new job")."""
+    return kind != "job" or bool(job_words(text))
+
+
 def expected_kind(question: str) -> str | None:
     """The kind of word the answer needs (``name``, ``time``, ``place``, ``number``) or None."""
     for kind, pattern in KINDS:
@@ -112,6 +119,26 @@ def expected_kind(question: str) -> str | None:
 def _names(text: str) -> set[str]:
     """Capitalised words inside a sentence and words with a digit, less days and months."""
     return {w for w in salient(text) if w not in TIME_NAMES}
+
+
+# a name in apposition to a person or pet ("my niece Amara"): who, not where
+_BESIDE_ROLE = re.compile(rf"(?i)\b(?:my|our|his|her|their)\s+(?:{'|'.join(_PEOPLE.split())}|twins?)\s+([A-Z][\w'-]*)")
+# a name after an article and lower-case words ("a used green Fiat Panda"): a thing, not a person
+_A_THING = re.compile(r"\b(?:[Aa]n?)\s+(?:[a-z][\w-]*\s+){0,3}((?:[A-Z][\w'-]*\s*)+)")
+
+
+def _places_named(text: str) -> set[str]:
+    """The names that may be places: not a clock time ("7:50" is when, not where), a bare number
+    ("just turned 7") nor a person's name beside their role."""
+    people = {m.group(1).lower() for m in _BESIDE_ROLE.finditer(text)}
+    return {w for w in _names(text) if not CLOCK.fullmatch(w) and not re.fullmatch(r"\d+", w) and w not in people}
+
+
+def _person_names(text: str) -> set[str]:
+    """The names that may be people: no number ("the meeting is at 10" names no one) and no thing
+    said with an article ("a used green Fiat Panda")."""
+    things = {w.lower() for m in _A_THING.finditer(text) for w in m.group(1).split()}
+    return {w for w in _names(text) if not re.search(r"\d", w) and w not in things}
 
 
 def _named(text: str) -> bool:
@@ -152,9 +179,9 @@ def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
     if kind == "job":
         return bool(JOB.search(text))
     if kind == "place":
-        return bool(_names(text) or LOCATIVE.search(text)) or (loose and _opening_name(text))
+        return bool(_places_named(text) or LOCATIVE.search(text)) or (loose and _opening_name(text))
     # a name: a capitalised word inside a sentence, or a name cue (``loose``: or a sentence's first word)
-    return bool(_names(text)) or _named(text) or (loose and _opening_name(text))
+    return bool(_person_names(text)) or _named(text) or (loose and _opening_name(text))
 
 
 def _without(text: str, asked: set[str]) -> str:

@@ -37,19 +37,22 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from assistant.answering.kinds import TIME_NAMES, expected_kind, has_kind, kind_beyond
+from assistant.answering.asked import asked_slot
+from assistant.answering.kinds import CLOCK, TIME_NAMES, TIME_WORDS, expected_kind, has_kind, kind_beyond, says_value
 from assistant.answering.message import ASKS_A_FAVOUR, SELF_WORDS, about_the_user, is_question, recalls, states
 from assistant.answering.note import Note, salient
 from assistant.answering.referents import about, asks_after, followers, names, referent, restates, unmentioned_role
-from assistant.answering.slots import asked_slot, judged, speaks_of
-from assistant.retrieval.lexical import STOP_WORDS, words
+from assistant.answering.slots import judged, speaks_of
+from assistant.answering.values import LABELS
+from assistant.retrieval.lexical import STOP_WORDS, stem, words
 
 CORRECTION = re.compile(
     r"(?i)\b(actually|instead|correction|i meant|mis-?typed|misspoke|misspelt|misspelled|my bad|"
     r"mixed (?:it|them|that|those) up|mixed up|misread|"
     r"typo|scratch that|change of plans?|changed|moved (?:it|me)|rescheduled|pushed|postponed|delayed|shifted|bumped|"
     r"brought (?:it |them )?forward|called off|not anymore|"
-    r"no longer|wrong|oops|make that|update|wait|mix(?:ed)? (?:it|them|that|those|these) up)\b"
+    r"no longer|wrong|oops|make that|update|wait|mix(?:ed)? (?:it|them|that|those|these) up|"
+    r"(?:got )?promoted|moved to|switched to|new job)\b"
     r"|\bnot\s+\w+\s*,?\s+but\b|,\s*not\s+\w+"
 )
 
@@ -88,7 +91,39 @@ def mentions(question: str, told: Sequence) -> bool:
     asked, slot = names(question) - TIME_NAMES, asked_slot(question)
     if any((asked & names(c.content)) or (slot is not None and speaks_of(c.content, slot)) for c in told):
         return True
+    the = {stem(w.lower()) for w in THE_THING.findall(question)} - STOP_WORDS
+    if any(related(the) & set(words(c.content)) for c in told):
+        return True  # "What day is the dinner?" after "Booked a table at Osteria Nonna"
     return asks_after(question, told)
+
+
+# words for a related thing, by stem: a question may name what a statement said otherwise ("the
+# dinner" for "booked a table", "vehicle" for "car"); small and general, not a thesaurus
+_RELATED = (
+    "vehicle car van truck motorbike scooter bike bicycle",
+    "dinner lunch meal table restaurant reservation booked",
+    "travel travelling trip journey train flight plane bus ferry",
+    "doctor appointment checkup check-up clinic gp",
+    "dog puppy pup greyhound labrador beagle poodle terrier spaniel",
+    "cat kitten tabby",
+    "flat apartment home house place",
+    "job work",
+)
+RELATED: dict[str, frozenset[str]] = {}
+for _group in _RELATED:
+    for _w in _group.split():
+        RELATED[stem(_w)] = RELATED.get(stem(_w), frozenset()) | frozenset(stem(x) for x in _group.split())
+THE_THING = re.compile(r"(?i)\bthe\s+([a-z][\w-]+)\b")
+
+
+def related(stems: set[str]) -> set[str]:
+    """The stems and their related words (``RELATED``)."""
+    return set(stems).union(*(RELATED.get(w, ()) for w in stems))
+
+
+def shares_word(question: str, text: str) -> bool:
+    """Does ``text`` say a word of the question, or a related one ("car" for "vehicle")?"""
+    return bool(related(set(words(question))) & set(words(text)))
 
 
 def is_statement(c) -> bool:
@@ -148,10 +183,11 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
         # the user's statements about themselves first, then their other statements, then the rest
         usable = sorted(
             (c for c in ranked if c.role != "user" or states(c.content)),
-            key=lambda c: (not is_statement(c), not SELF_WORDS.search(c.content)),
+            key=lambda c: (not is_statement(c), not shares_word(question, c.content), not SELF_WORDS.search(c.content)),
         )
         typed = [c for c in usable if is_statement(c) and has_kind(c.content, kind)]
         typed = typed or [c for c in usable if is_statement(c) and has_kind(c.content, kind, loose=True)]
+        typed.sort(key=lambda c: not says_value(c.content, kind))  # "works as a nurse" before "a new job"
         if kind is not None and ASKS_ABOUT_ME.search(question):
             # among the statements holding the answer's kind, the user speaking as "I" first
             typed.sort(key=lambda c: not I_START.match(c.content))
@@ -168,7 +204,13 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
             ]
             if extra:
                 notes.append(_note(extra[0], min(n.weight for n in notes)))
+    notes = [_uncorrected(n, told, kind, question) for n in notes]
     picked = _corrected(notes, told, kind, sure, bool(ASKS_ABOUT_ME.search(question)), question)
+    on_subject = [n for n in picked.notes if subject and about(n.content, {subject}, told, n.number)]
+    if subject and kind and not _answers_kind(on_subject, kind):
+        # "What does Gideon do for a living?" and only "My neighbour Gideon lent me his ladder" is
+        # about him: "just got home from work" holds a job, but the user's, not his
+        return Notes([], False, unknown=True)
     if kind and not _answers_kind(picked.notes, kind, question) and (recalls(question) or _on_topic(picked, question)):
         # "What time does my flight leave?" and only "I'm flying to Oslo on Friday" is known: the
         # turns are about the question, but none holds what it asks for
@@ -222,7 +264,7 @@ def _corrected(
     answer's kind "I'm an electrician" comes before "My brother Yusuf is an accountant")."""
     out, required = [], set()
     for n in notes:
-        fix = correction_of(n, statements, kind) if n.role == "user" else None
+        fix = correction_of(n, statements, kind, question) if n.role == "user" else None
         if fix is None:
             out.append(n)
             continue
@@ -236,6 +278,7 @@ def _corrected(
             not is_statement(n),
             bool(asked) and not about(n.content, asked, statements, n.number),
             not kind_beyond(n.content, kind, question),
+            not says_value(n.content, kind),
             mine and kind is not None and not I_START.match(n.content),
             -n.weight,
             -n.number,
@@ -261,11 +304,47 @@ def _once(notes: Sequence[Note]) -> list[Note]:
     return list(best.values())
 
 
+# a label the question asks the value of ("What platform is it?"): a code or number, never a time
+ASKED_LABEL = re.compile(
+    r"(?i)\b(platform|gate|seat|room|flat|apartment|terminal|locker|table|desk|floor|level|bus|line)\b"
+)
+
+
+AFTER_LABEL = re.compile(rf"(?i)\b(?:{'|'.join(sorted(LABELS))})\s+$")
+
+
+def changes_asked(fix: str, note: str, kind: str | None, question: str = "") -> bool:
+    """May ``fix`` correct ``note`` for this question? A correction changes one value: one that
+    changes only a time ("it's 7:50 actually" after "my train to Bilbao leaves at 7:05 from platform
+    12") does not answer where the train goes or its platform, and the original statement stands."""
+    if kind in ("time", "clock") or not (kind or ASKED_LABEL.search(question)):
+        return True
+    new = salient(fix) - salient(note)
+    if not new:
+        return True
+    # "room 5.02" is the room, not a time: a value right after a label is the label's
+    times = [m for m in [*CLOCK.finditer(fix), *TIME_WORDS.finditer(fix)] if not AFTER_LABEL.search(fix[: m.start()])]
+    timed = {w.lower() for m in times for w in re.findall(r"\w+", m.group(0))}
+    return not new <= timed
+
+
+def _uncorrected(n: Note, told: Sequence, kind: str | None, question: str) -> Note:
+    """A cited correction that changes another value than the one asked ("it's 7:50 actually" for
+    "What platform is it?") gives way to the statement it corrects, which holds the asked value."""
+    if n.role != "user" or not CORRECTION.search(n.content):
+        return n
+    for c in sorted((c for c in told if c.number < n.number), key=lambda c: -c.number):
+        fix = correction_of(_note(c, n.weight), told)
+        if fix is not None and fix.number == n.number:
+            return n if changes_asked(n.content, c.content, kind, question) else _note(c, n.weight)
+    return n
+
+
 def _other_name(text: str) -> bool:
     return any(not re.search(r"\d", w) for w in names(text) - TIME_NAMES)
 
 
-def correction_of(note: Note, statements: Sequence, kind: str | None = None):
+def correction_of(note: Note, statements: Sequence, kind: str | None = None, question: str = ""):
     """The latest later user statement that corrects ``note``: it has a correction cue and shares
     a word or a name/number with it, or points back to it by a pronoun (and, when the question
     wants a kind of word, holds one). The user's next statement holding a value of the question's
@@ -274,7 +353,13 @@ def correction_of(note: Note, statements: Sequence, kind: str | None = None):
     thanks" / "They moved it to the 19th."). The same "my X is" slot filled again with another name
     or number corrects it without a cue (``referents.restates``)."""
     mine = set(words(note.content)) | salient(note.content)
-    later = [c for c in statements if c.number > note.number and has_kind(c.content, kind)]
+    later = [
+        c
+        for c in statements
+        if c.number > note.number
+        and has_kind(c.content, kind)
+        and changes_asked(c.content, note.content, kind, question)
+    ]
     after = min(later, key=lambda c: c.number) if later else None  # chatter between is skipped
     found = None
     for c in later:

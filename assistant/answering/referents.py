@@ -88,10 +88,18 @@ def points_back(text: str) -> bool:
     return _pronoun(head) or (_pronoun(text) and not {w for w in names(text) if not re.search(r"\d", w)})
 
 
+# "it" that points at nothing said: the time, the weather, how things go
+IMPERSONAL = re.compile(
+    r"(?i)\b(?:what time is it|how(?:'s| is) it going|is it (?:raining|snowing|sunny|cold|hot|warm|late|early))\b"
+)
+
+
 def asks_after(question: str, statements: Sequence) -> bool:
-    """Does the question ask after someone by "he" or "she" ("What does she do?") whom one of the
-    user's ``RECENT`` latest statements (``statements`` in order, oldest first) can be?"""
-    if not (HE.search(question) or SHE.search(question)):
+    """Does the question ask after someone by "he" or "she" ("What does she do?"), or something by
+    "it" or "they" ("How much did it cost?" after "paid 6400 euros for it"), that one of the user's
+    ``RECENT`` latest statements (``statements`` in order, oldest first) can be? Not an impersonal
+    "it" ("What time is it?")."""
+    if not (HE.search(question) or SHE.search(question) or IT.search(question)) or IMPERSONAL.search(question):
         return False
     return any(_fits(question, s.content) for s in list(statements)[-RECENT:])
 
@@ -107,8 +115,9 @@ def referent(c, statements: Sequence):
 
 
 def about(text: str, asked: set[str], told: Sequence, number: int) -> bool:
-    """Does a statement speak of a name the question says, itself or by a pronoun pointing back?"""
-    if names(text) & asked:
+    """Does a statement speak of a name the question says, itself (opening a sentence too: "Ludo
+    wants to be a train driver") or by a pronoun pointing back?"""
+    if (names(text) | {w.lower().removesuffix("'s") for w in re.findall(r"\b[A-Z][\w'-]*", text)}) & asked:
         return True
     seen, c = set(), next((t for t in told if t.number == number), None)
     while c is not None and c.number not in seen:
@@ -187,8 +196,10 @@ ROLES = (
     "nephew",
     "niece",
     "boss manager supervisor",
-    "dog puppy pup",
-    "cat kitten kitty",
+    "dog puppy pup greyhound labrador beagle poodle terrier spaniel collie retriever dachshund",
+    "cat kitten kitty tabby",
+    "teacher tutor",
+    "coach trainer",
     "neighbour neighbor",
     "landlord landlady",
     "dentist",
@@ -200,14 +211,21 @@ for _group in ROLES:
     SAYS_ROLE.setdefault(_head, set()).update(_group.split())
 
 
+# "my doctor's appointment", "the dentist's office": a visit or a place, not the person
+VISITS = frozenset("appointment appointments visit office surgery clinic practice checkup check-up".split())
+
+
 def unmentioned_role(question: str, statements: Sequence[str]) -> bool:
-    """Does the question ask about someone by a role ("my wife", "Nadia's brother") that none of
-    the user's ``statements`` mentions, in any word for it?"""
+    """Does the question ask about someone by a role ("my wife", "Nadia's brother", "their
+    teacher") that none of the user's ``statements`` mentions, in any word for it? ("my doctor's
+    appointment" asks about a visit, not the doctor.)"""
     said = {w.lower() for t in statements for w in re.findall(r"[\w'-]+", t)}
     said |= {w[:-2] for w in said if w.endswith("'s")}
     tokens = [w.lower() for w in re.findall(r"[\w'-]+", question)]
-    for owner, word in zip(tokens, tokens[1:]):
-        if owner not in ("my", "our") and not owner.endswith("'s"):
+    for owner, word, after in zip(tokens, tokens[1:], [*tokens[2:], ""]):
+        if owner not in ("my", "our", "his", "her", "their") and not owner.endswith("'s"):
+            continue
+        if word.endswith("'s") and after in VISITS:
             continue
         role = word.removesuffix("'s")
         if role in SAYS_ROLE and not SAYS_ROLE[role] & (said | {w + "s" for w in said} | {w[:-1] for w in said}):

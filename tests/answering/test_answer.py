@@ -11,16 +11,11 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from assistant.answering.answer import (
-    Note,
-    StreamCleaner,
-    agrees,
-    answer_cap,
-    cap_text,
-    clean_answer,
-    extractive,
-    grounded_messages,
-)
+from assistant.answering.agreement import agrees
+from assistant.answering.cleaning import StreamCleaner, answer_cap, cap_text, clean_answer
+from assistant.answering.note import Note
+from assistant.answering.prompts import grounded_messages
+from assistant.answering.quoting import extractive
 from assistant.retrieval.step import RetrievalConfig
 from assistant.service import ChatService
 from bench.fakes.embedder import HashEmbedder

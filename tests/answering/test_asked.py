@@ -10,10 +10,15 @@ from dataclasses import replace
 
 import pytest
 
-from assistant.answering.answer import Note, agrees, grounded_answer, statement_reply, without_old
+from assistant.answering.agreement import agrees
+from assistant.answering.answer import grounded_answer
+from assistant.answering.asked import asked_slot
 from assistant.answering.carries import carries_answer
+from assistant.answering.note import Note
 from assistant.answering.notes import mentions, select_notes
-from assistant.answering.slots import asked_slot, fills, judged
+from assistant.answering.quoting import without_old
+from assistant.answering.replies import statement_reply
+from assistant.answering.slots import fills, judged
 from assistant.retrieval.step import Cite, RetrievalConfig
 from assistant.service import ChatService
 from bench.fakes.embedder import HashEmbedder

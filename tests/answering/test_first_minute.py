@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from assistant.answering.answer import acknowledges, statement_reply
 from assistant.answering.message import recalls, split
 from assistant.answering.notes import expected_kind, has_kind, select_notes
+from assistant.answering.replies import acknowledges, statement_reply
 from assistant.retrieval import echoes
 from assistant.retrieval.step import Candidate, Cite, RetrievalConfig, retrieve
 from assistant.service import ChatService
@@ -264,7 +264,8 @@ def test_the_service_says_it_does_not_know(store, counter):
 
 
 def test_a_model_answer_naming_what_is_beside_the_question_is_refused():
-    from assistant.answering.answer import Note, agrees
+    from assistant.answering.agreement import agrees
+    from assistant.answering.note import Note
 
     notes = [Note(3, "user", "My cat Miso is twelve and my parrot Kiwi is two.", 1.0)]
     assert not agrees("Miso is a cat.", None, notes, "What is my parrot called?")
@@ -294,7 +295,7 @@ def test_a_name_opening_a_sentence_keeps_i_dont_know_from_being_said():
 
 
 def test_a_title_s_full_stop_ends_no_sentence():
-    from assistant.answering.answer import cap_text
+    from assistant.answering.cleaning import cap_text
     from assistant.answering.message import split
 
     parts = split("Lunch with Mrs. Achterberg on Sunday at 12:15, when is lunch?")

@@ -10,9 +10,12 @@ from dataclasses import replace
 
 import pytest
 
-from assistant.answering.answer import Note, agrees, extractive, statement_reply
+from assistant.answering.agreement import agrees
 from assistant.answering.message import about_the_user, is_question
+from assistant.answering.note import Note
 from assistant.answering.notes import correction_of, expected_kind, select_notes
+from assistant.answering.quoting import extractive
+from assistant.answering.replies import statement_reply
 from assistant.answering.wording import language
 from assistant.retrieval.step import Cite, RetrievalConfig
 from assistant.service import ChatService

@@ -5,8 +5,9 @@ again corrects it, a code is asked for by its label. Pure functions on hand-made
 
 from __future__ import annotations
 
-from assistant.answering.answer import Note, extractive
+from assistant.answering.note import Note
 from assistant.answering.notes import asked_subject, correction_of, expected_kind, has_kind, kind_beyond, select_notes
+from assistant.answering.quoting import extractive
 from assistant.answering.referents import followers, points_back, referent, restates, unmentioned_role
 from assistant.retrieval.step import Cite
 from tests.answering.conversation import Step, Turn, turns

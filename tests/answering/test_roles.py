@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 
-from assistant.answering.answer import CONTEXT_PROMPT, CONTEXT_QUOTED, GROUNDED_PROMPT
+from assistant.answering.prompts import CONTEXT_PROMPT, CONTEXT_QUOTED, GROUNDED_PROMPT
 from assistant.models.llm import LLMClient, LLMConfig
 from assistant.replay import replay, settings_from
 from assistant.retrieval.cite_prompt import SYSTEM_PROMPT
@@ -74,7 +74,7 @@ def test_grounded_answers_keep_notes_out_of_the_system_role(store, fake_openai, 
     svc, conv = service(store, fake_openai, counter)
     svc.answer_mode = "grounded"  # what the embedded model gets
     svc.retrieval = RetrievalConfig(ask_model=False)
-    r = svc.ask(conv, "My bike lock code is 5093. What's my locker code?")
+    r = svc.ask(conv, "My locker code is 5093 now. What's my locker code?")
     assert r.answered_by in ("model", "extractive")
     assert set(system_texts(fake_openai)) <= OURS
     answer = fake_openai.completions[-1].messages

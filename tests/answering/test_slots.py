@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.answering.answer import Note, agrees, extractive
+from assistant.answering.agreement import agrees
+from assistant.answering.asked import asked_slot
+from assistant.answering.note import Note
 from assistant.answering.notes import select_notes
-from assistant.answering.slots import asked_slot, fills, grounded_for_slot, judged, speaks_of
+from assistant.answering.quoting import extractive
+from assistant.answering.slots import fills, grounded_for_slot, judged, speaks_of
 from assistant.retrieval.lexical import stem
 from assistant.retrieval.step import Cite
 from tests.answering.conversation import Step, Turn, turns

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from assistant import runtime
-from assistant.answering.answer import answer_cap
+from assistant.answering.cleaning import answer_cap
 from assistant.errors import ServerUnreachable
 from assistant.models import embedded
 from bench.fakes.llm import FakeLLM

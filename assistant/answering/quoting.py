@@ -1,0 +1,57 @@
+"""The extractive answer: a quote of the turn it cites, naming that turn's number.
+
+The quote is worded in the user's language (``assistant.answering.wording``); a correction is quoted
+without the old value it names after "not".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from assistant.answering.cleaning import clean_answer
+from assistant.answering.message import states
+from assistant.answering.note import Note
+from assistant.answering.wording import WORDINGS
+
+# "KQ 101 not KQ 117", "Tuesday, not Monday": a correction's new value, then the old one it replaces
+NOT_THE_OLD = re.compile(
+    r"(?P<new>\b(?!I\b|I')(?:[A-Z][\w'-]*|\w*\d\w*))\s*,?\s+not\s+(?P<old>(?:the\s+)?(?:[A-Z]|\d)[^,.;!?]*)"
+)
+
+
+def without_old(text: str) -> str:
+    """A correction without the old value it names after "not" ("actually it's KQ 101 not KQ 117" ->
+    "actually it's KQ 101"): quoted whole, the stale value reads as part of the answer. Only a name or
+    number after "not", right after a name or number ("I'm not sure", "Leiden, not far" are kept)."""
+    return NOT_THE_OLD.sub(lambda m: m.group("new"), text)
+
+
+def quote_turn(note: Note, max_chars: int = 400, lang: str = "en", corrected: bool = False) -> str:
+    """The quote of a turn naming its number (``corrected``: the turn is a correction, quoted
+    ``without_old``)."""
+    text = re.sub(r"\s+", " ", note.content).strip()
+    text = without_old(text) if corrected else text
+    if len(text) > max_chars:
+        text = text[:max_chars].rsplit(" ", 1)[0] + " …"
+    w = WORDINGS[lang]
+    who = w.told if note.role == "user" else w.said
+    return who.format(n=note.number) + clean_answer(text)
+
+
+def quoted_note(notes: Sequence[Note]) -> Note:
+    """The turn an extractive answer quotes (``notes``: best first): the first user statement (not
+    a question), else the first of the assistant's turns, else the first turn."""
+    ranked = list(notes)
+    stated = [n for n in ranked if n.role == "user" and states(n.content)]
+    said = [n for n in ranked if n.role != "user"]
+    return (stated or said or ranked)[0]
+
+
+def extractive(notes: Sequence[Note], sure: bool = True, lang: str = "en", corrected: bool = False) -> str:
+    """The honest answer built from the turns themselves: a quote of ``quoted_note(notes)``, naming
+    its number, in ``lang`` (``assistant.answering.wording``); ``corrected``: see ``quote_turn``."""
+    text = quote_turn(quoted_note(notes), lang=lang, corrected=corrected)
+    if sure:
+        return text
+    return WORDINGS[lang].unsure + text[0].lower() + text[1:]
