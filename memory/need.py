@@ -43,6 +43,7 @@ import numpy as np
 
 from memory import need_models
 from memory.need_models import NeedModel, TreeNeedModel, model_from_dict
+from memory.need_text import FACT_FEATURES, fact_features, names
 
 __all__ = [
     "ArrivalContext",
@@ -127,6 +128,7 @@ FEATURES = (
         "exclaim",
     )
     + STATEMENT_FEATURES
+    + FACT_FEATURES
     + (
         "session_index_0",
         "session_index_1",
@@ -218,6 +220,7 @@ class ArrivalContext:
     recent_words: deque = field(default_factory=lambda: deque(maxlen=NOVELTY_TURNS))
     recent_lengths: deque = field(default_factory=lambda: deque(maxlen=ROLE_TURNS))  # (role, log words)
     recent_roles: deque = field(default_factory=lambda: deque(maxlen=NOVELTY_TURNS))
+    seen_names: set = field(default_factory=set)  # lower-cased names of every turn so far
 
     def features(
         self, text: str, vector: np.ndarray | None = None, new_session: bool = False, role: str = "user"
@@ -227,6 +230,8 @@ class ArrivalContext:
             self.session_index = 0
             self.session_users = 0
         f = text_features(text)
+        f.update(fact_features(text, self.seen_names))
+        self.seen_names.update(names(text))
         user = role != "assistant"
         f["assistant"] = 0.0 if user else 1.0
         f["prev_assistant"] = 1.0 if self.prev_role == "assistant" else 0.0
