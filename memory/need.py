@@ -24,7 +24,9 @@ between two people talking and a person asking an assistant, and this lets one m
 What marks a person's turn as stating a lasting fact about themselves rather than asking a
 one-off question (``STATEMENT_FEATURES``): an aside ("by the way, I just got ..."), words that date
 an event of theirs ("recently", "ago", "so far"), things they did or have ("I bought", "we've been"),
-first-person sentences that ask nothing, and how many numbers (amounts, counts, dates) it gives.
+first-person sentences that ask nothing, and how many numbers (amounts, counts, dates) it gives;
+and (``FACT_FEATURES``, ``memory/need_text.py``) names the conversation has not used before and
+"my/our <word>" phrases.
 
 The model comes from a small versioned JSON document (``model_from_dict``): a logistic regression
 or small boosted trees, both evaluated with numpy (``memory/need_models.py``, re-exported here);
