@@ -232,9 +232,10 @@ class ArrivalContext:
             self.session_index = 0
             self.session_users = 0
         f = text_features(text)
-        f.update(fact_features(text, self.seen_names))
-        self.seen_names.update(names(text))
         user = role != "assistant"
+        # a person's facts: an assistant's turn scores 0 (its names are still seen, so not new later)
+        f.update({k: v if user else 0.0 for k, v in fact_features(text, self.seen_names).items()})
+        self.seen_names.update(names(text))
         f["assistant"] = 0.0 if user else 1.0
         f["prev_assistant"] = 1.0 if self.prev_role == "assistant" else 0.0
         f["user_opens_session"] = 1.0 if user and self.session_users == 0 else 0.0

@@ -9,7 +9,10 @@ unit, a turn that only asks, a fact inside a request, did not):
 * ``new_names``: capitalised words (not opening a sentence) the conversation has not used before;
 * ``possessive``: "my/our <word>" phrases (my sister, our new car, my 3 kids).
 
-Both are pure functions of the text (and, for ``new_names``, of the names seen so far).
+Both are pure functions of the text (and, for ``new_names``, of the names seen so far). They are the
+person's: ``ArrivalContext`` gives an assistant's turn 0 on both (its names still count as seen), which
+fits better held out on both kinds of conversation than scoring every turn, and keeps a fact the person
+states ranked above the same words from the assistant.
 """
 
 from __future__ import annotations

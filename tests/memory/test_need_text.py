@@ -15,9 +15,10 @@ def test_a_name_counts_only_the_first_time_the_conversation_uses_it():
     assert again["new_names"] == 0.0  # both seen; "Maria" opening a sentence is not counted at all
 
 
-def test_the_names_an_assistant_turn_uses_are_seen_too():
+def test_an_assistant_turn_scores_zero_but_its_names_are_seen():
     ctx = ArrivalContext()
-    ctx.features("Sure, Lisbon has trams and great food.", role="assistant")
+    said = ctx.features("Sure, Lisbon has trams, and my favourite is the 28.", role="assistant")
+    assert said["new_names"] == 0.0 == said["possessive"]
     assert ctx.features("I'd love to visit Lisbon.", role="user")["new_names"] == 0.0
 
 
