@@ -24,7 +24,9 @@ between two people talking and a person asking an assistant, and this lets one m
 What marks a person's turn as stating a lasting fact about themselves rather than asking a
 one-off question (``STATEMENT_FEATURES``): an aside ("by the way, I just got ..."), words that date
 an event of theirs ("recently", "ago", "so far"), things they did or have ("I bought", "we've been"),
-first-person sentences that ask nothing, and how many numbers (amounts, counts, dates) it gives.
+first-person sentences that ask nothing, and how many numbers (amounts, counts, dates) it gives;
+and (``FACT_FEATURES``, ``memory/need_text.py``) names the conversation has not used before and
+"my/our <word>" phrases.
 
 The model comes from a small versioned JSON document (``model_from_dict``): a logistic regression
 or small boosted trees, both evaluated with numpy (``memory/need_models.py``, re-exported here);
@@ -43,6 +45,7 @@ import numpy as np
 
 from memory import need_models
 from memory.need_models import NeedModel, TreeNeedModel, model_from_dict
+from memory.need_text import FACT_FEATURES, fact_features, names
 
 __all__ = [
     "ArrivalContext",
@@ -127,6 +130,7 @@ FEATURES = (
         "exclaim",
     )
     + STATEMENT_FEATURES
+    + FACT_FEATURES
     + (
         "session_index_0",
         "session_index_1",
@@ -218,6 +222,7 @@ class ArrivalContext:
     recent_words: deque = field(default_factory=lambda: deque(maxlen=NOVELTY_TURNS))
     recent_lengths: deque = field(default_factory=lambda: deque(maxlen=ROLE_TURNS))  # (role, log words)
     recent_roles: deque = field(default_factory=lambda: deque(maxlen=NOVELTY_TURNS))
+    seen_names: set = field(default_factory=set)  # lower-cased names of every turn so far
 
     def features(
         self, text: str, vector: np.ndarray | None = None, new_session: bool = False, role: str = "user"
@@ -228,6 +233,9 @@ class ArrivalContext:
             self.session_users = 0
         f = text_features(text)
         user = role != "assistant"
+        # a person's facts: an assistant's turn scores 0 (its names are still seen, so not new later)
+        f.update({k: v if user else 0.0 for k, v in fact_features(text, self.seen_names).items()})
+        self.seen_names.update(names(text))
         f["assistant"] = 0.0 if user else 1.0
         f["prev_assistant"] = 1.0 if self.prev_role == "assistant" else 0.0
         f["user_opens_session"] = 1.0 if user and self.session_users == 0 else 0.0
