@@ -57,6 +57,11 @@ def verb_forms(verb: str) -> set[str]:
     return {s} | set(VERB_FORMS.get(s, ()))
 
 
+def _said(text: str) -> set[str]:
+    """Every word of the text, stemmed, stop words too ("got" is one)."""
+    return {stem(t) for t in re.findall(r"[\w']+", text.lower())} | set(words(text))
+
+
 def _user_notes(notes: Sequence) -> list:
     return [n for n in notes if n.role == "user"] or list(notes)
 
@@ -70,7 +75,7 @@ def no_doer(question: str, notes: Sequence) -> bool:
         return False
     forms = verb_forms(m.group("verb"))
     return not any(
-        forms & set(words(n.content)) and kind_beyond(n.content, "name", question) for n in _user_notes(notes)
+        forms & _said(n.content) and kind_beyond(n.content, "name", question) for n in _user_notes(notes)
     )
 
 
@@ -88,4 +93,4 @@ def thing_not_said(question: str, notes: Sequence) -> bool:
     told = _user_notes(notes)
     if not topic or not any(topic & set(words(n.content)) for n in told):
         return False
-    return not any((head | forms) & set(words(n.content)) for n in told)
+    return not any((head | forms) & _said(n.content) for n in told)
