@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from assistant.answering.kinds import TIME_NAMES, kind_beyond
+from assistant.answering.kinds import TIME_NAMES, expected_kind, kind_beyond
 from assistant.answering.related import related
 from assistant.retrieval.lexical import STOP_WORDS, stem, words
 
@@ -74,19 +74,18 @@ def no_doer(question: str, notes: Sequence) -> bool:
     if m is None or not notes or m.group("verb").lower() in AUXILIARIES:
         return False
     forms = verb_forms(m.group("verb"))
-    return not any(
-        forms & _said(n.content) and kind_beyond(n.content, "name", question) for n in _user_notes(notes)
-    )
+    return not any(forms & _said(n.content) and kind_beyond(n.content, "name", question) for n in _user_notes(notes))
 
 
 def thing_not_said(question: str, notes: Sequence) -> bool:
     """A "what <head> did I <verb> ...?" question whose notes speak of its other words (the topic:
     "my grandad") but say neither the head (or a related word) nor the verb: they hold another
     attribute of the topic, not the asked thing. False when the question has no other words (then
-    nothing tells what the notes are about) or no notes."""
+    nothing tells what the notes are about), no notes, or a head that is a kind of answer
+    (``kinds.expected_kind``)."""
     m = WHAT_DONE.match(question)
-    if m is None or not notes:
-        return False
+    if m is None or not notes or expected_kind(question) is not None:
+        return False  # "What time do I have to be at the clinic?": the kind rules judge a time
     head = related({stem(m.group("head").lower())})
     forms = verb_forms(m.group("verb"))
     topic = related(set(words(m.group("rest"))) - STOP_WORDS - {stem(w) for w in TIME_NAMES})
