@@ -23,6 +23,10 @@ short chat needs:
   "I donated blood yesterday.": a turn that speaks of the slot without filling it is left out, and
   when no turn fills it the answer is "I don't know".
 
+* **The asked thing** (``assistant.answering.doing``): "Who plays drums in my band?" is not answered by
+  "i play bass", nor "What present did I get my grandad?" by "my grandad Thaddeus is turning 90": a
+  turn about the same topic holding another attribute is no answer, and the answer is "I don't know".
+
 * **What a turn is about** (``assistant.answering.referents``): "He lives in Vienna." after "My best
   friend is Lukas." answers "Where does Lukas live?"; the names the question says are not its answer;
   a code is asked for by its label.
