@@ -65,5 +65,9 @@ def grounded_answer(
         told = [n for n in notes if n.role == "user"]
         return text, vec, "model", told or list(notes)
     # a correction replaced a note (``required``): its quote leaves out the old value it names
-    text = cap_text(extractive(notes, sure, lang, bool(required)), cap, count)
+    text = extractive(notes, sure, lang, bool(required))
+    if count(text) > cap:
+        # too long to quote whole: the sentences of the turn that speak of the question
+        text = extractive(notes, sure, lang, bool(required), message)
+    text = cap_text(text, cap, count)
     return text, embed(text), "extractive", [quoted_note(notes)]

@@ -28,7 +28,8 @@ from assistant.answering.slots import slot_values, values_said
 from assistant.retrieval.lexical import words
 
 # the values of an answer's kind a note holds and the answer must say one of
-KIND_VALUES = {"colour": COLOURS, "clock": CLOCK, "number": re.compile(r"\b\d[\d.,:]*\b")}
+_DIGITS = re.compile(r"\b\d[\d.,:]*\b")
+KIND_VALUES = {"colour": COLOURS, "clock": CLOCK, "number": _DIGITS, "amount": _DIGITS}
 
 
 def carries_answer(answer: str, notes: Sequence, question: str) -> bool:

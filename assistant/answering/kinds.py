@@ -16,7 +16,10 @@ from assistant.answering.referents import CODE_ASKED, holds_code, names
 from assistant.retrieval.lexical import STOP_WORDS, words
 
 KINDS = (
-    ("name", re.compile(r"(?i)^\s*(who|whom)\b|\b(name|called|call)\b")),
+    (
+        "name",
+        re.compile(r"(?i)^\s*(who|whom)\b|\b(name|called|call)\b|^\s*(which|what)\s+(relative|family member|person)\b"),
+    ),
     ("clock", re.compile(r"(?i)\b(what|which)\s+time\b|\bat what time\b|\bhow (late|early)\b")),
     ("time", re.compile(r"(?i)^\s*when\b|\b(what|which)\s+(day|date|month|year|weekday)\b")),
     (
@@ -35,6 +38,8 @@ KINDS = (
         ),
     ),
     ("code", CODE_ASKED),
+    ("food", re.compile(r"(?i)\b(what|which)\s+(food|dish|meal)\b")),
+    ("amount", re.compile(r"(?i)\bhow\s+much\b")),
     ("number", re.compile(r"(?i)\bhow\s+(old|many|much|long)\b|\b(number|age)\b")),
 )
 _MONTHS = (
@@ -100,6 +105,41 @@ NUMBER = re.compile(
     r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|"
     r"forty|fifty|sixty|seventy|eighty|ninety|hundred)\b"
 )
+
+
+# foods a "what food ...?" question is answered by ("celebrating with sushi tonight")
+FOODS = re.compile(
+    r"(?i)\b(sushi|pizza|pasta|burgers?|tacos?|curry|ramen|noodles|steak|salad|soup|sandwich(es)?|cake|pancakes|"
+    r"lasagne|lasagna|risotto|paella|dumplings|kebabs?|chicken|fish|chips|fries|barbecue|bbq|carbonara|pho|pie|"
+    r"ice cream|chocolate|rice|bread|cheese|eggs?|bacon|pork|beef|lamb|tofu|seafood|shellfish|prawns|shrimp|"
+    r"lobster|oysters|peanuts?|nuts?|cashews?|almonds?|gluten|dairy|milk|fondue|brunch|takeaway|dim sum|bao)\b"
+)
+# an amount ("6400 euros", "950 a month", "1,350"): a number that is no clock time, date, label's
+# value ("flat number 12B", "year 4") or code
+_AMOUNT = re.compile(r"(?<![\w:.])[$\u20ac\u00a3]?\d[\d,.]*(?:k\b)?(?![\w:])")
+_LABEL_BEFORE = re.compile(
+    r"(?i)\b(number|no|room|flat|apartment|gate|platform|seat|locker|bus|line|route|door|unit|suite|table|desk|"
+    r"terminal|level|floor|spot|year|grade|class|code|pin)\s*$"
+)
+
+
+def amounts(text: str) -> list[str]:
+    """The amounts a text says: numbers not a clock time ("3:45", "6pm"), a date ("the 14th", "2016"
+    is kept: a price may be one), a label's value ("number 12B") or a code."""
+    out = []
+    for m in _AMOUNT.finditer(text):
+        after = text[m.end() : m.end() + 3].lower()
+        if re.match(r"\s?(am|pm|a\.m|p\.m|h\b|st\b|nd\b|rd\b|th\b)", after) or _LABEL_BEFORE.search(text[: m.start()]):
+            continue
+        out.append(m.group(0))
+    return out
+
+
+def label_value(text: str, question: str) -> bool:
+    """Does the text give the value of the label the question asks for ("Which year do I teach?"
+    and "i teach year 4": the label, then its number or code)?"""
+    m = re.match(r"(?i)^\s*(?:what|which)\s+([a-z]+)\b", question)
+    return bool(m) and bool(re.search(rf"(?i)\b{re.escape(m.group(1))}\s+\d\w*\b", text))
 
 
 def says_value(text: str, kind: str | None) -> bool:
@@ -172,6 +212,10 @@ def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
         return bool(CLOCK.search(text))
     if kind == "number":
         return bool(NUMBER.search(text))
+    if kind == "amount":
+        return bool(amounts(text))
+    if kind == "food":
+        return bool(FOODS.search(text))
     if kind == "code":
         return holds_code(text, text)
     if kind == "colour":
@@ -194,5 +238,6 @@ def _without(text: str, asked: set[str]) -> str:
 
 
 def kind_beyond(text: str, kind: str | None, question: str, loose: bool = False) -> bool:
-    """``has_kind`` beyond the question's own names and numbers."""
-    return has_kind(_without(text, names(question) - TIME_NAMES), kind, loose)
+    """``has_kind`` beyond the question's own names and numbers, or the value of the label the
+    question asks for ("year 6" for "Which year do I teach?")."""
+    return has_kind(_without(text, names(question) - TIME_NAMES), kind, loose) or label_value(text, question)

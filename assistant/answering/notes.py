@@ -23,6 +23,10 @@ short chat needs:
   "I donated blood yesterday.": a turn that speaks of the slot without filling it is left out, and
   when no turn fills it the answer is "I don't know".
 
+* **The asked thing** (``assistant.answering.doing``): "Who plays drums in my band?" is not answered by
+  "i play bass", nor "What present did I get my grandad?" by "my grandad Thaddeus is turning 90": a
+  turn about the same topic holding another attribute is no answer, and the answer is "I don't know".
+
 * **What a turn is about** (``assistant.answering.referents``): "He lives in Vienna." after "My best
   friend is Lukas." answers "Where does Lukas live?"; the names the question says are not its answer;
   a code is asked for by its label.
@@ -38,10 +42,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from assistant.answering.asked import asked_slot
-from assistant.answering.kinds import CLOCK, TIME_NAMES, TIME_WORDS, expected_kind, has_kind, kind_beyond, says_value
+from assistant.answering.doing import no_doer, thing_not_said
+from assistant.answering.kinds import (
+    CLOCK,
+    TIME_NAMES,
+    TIME_WORDS,
+    expected_kind,
+    has_kind,
+    kind_beyond,
+    label_value,
+    says_value,
+)
 from assistant.answering.message import ASKS_A_FAVOUR, SELF_WORDS, about_the_user, is_question, recalls, states
 from assistant.answering.note import Note, salient
 from assistant.answering.referents import about, asks_after, followers, names, referent, restates, unmentioned_role
+from assistant.answering.related import THE_THING, related, shares_word
 from assistant.answering.slots import judged, speaks_of
 from assistant.answering.values import LABELS
 from assistant.retrieval.lexical import STOP_WORDS, stem, words
@@ -95,35 +110,6 @@ def mentions(question: str, told: Sequence) -> bool:
     if any(related(the) & set(words(c.content)) for c in told):
         return True  # "What day is the dinner?" after "Booked a table at Osteria Nonna"
     return asks_after(question, told)
-
-
-# words for a related thing, by stem: a question may name what a statement said otherwise ("the
-# dinner" for "booked a table", "vehicle" for "car"); small and general, not a thesaurus
-_RELATED = (
-    "vehicle car van truck motorbike scooter bike bicycle",
-    "dinner lunch meal table restaurant reservation booked",
-    "travel travelling trip journey train flight plane bus ferry",
-    "doctor appointment checkup check-up clinic gp",
-    "dog puppy pup greyhound labrador beagle poodle terrier spaniel",
-    "cat kitten tabby",
-    "flat apartment home house place",
-    "job work",
-)
-RELATED: dict[str, frozenset[str]] = {}
-for _group in _RELATED:
-    for _w in _group.split():
-        RELATED[stem(_w)] = RELATED.get(stem(_w), frozenset()) | frozenset(stem(x) for x in _group.split())
-THE_THING = re.compile(r"(?i)\bthe\s+([a-z][\w-]+)\b")
-
-
-def related(stems: set[str]) -> set[str]:
-    """The stems and their related words (``RELATED``)."""
-    return set(stems).union(*(RELATED.get(w, ()) for w in stems))
-
-
-def shares_word(question: str, text: str) -> bool:
-    """Does ``text`` say a word of the question, or a related one ("car" for "vehicle")?"""
-    return bool(related(set(words(question))) & set(words(text)))
 
 
 def is_statement(c) -> bool:
@@ -216,7 +202,7 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
         # turns are about the question, but none holds what it asks for
         return Notes([], False, unknown=True)
     kept, unknown = judged(picked.notes, question)
-    if unknown:
+    if unknown or no_doer(question, kept) or thing_not_said(question, kept):
         # "What's my blood type?" and only "I donated blood yesterday." speaks of it: the turns are
         # about a neighbouring slot, and none fills the one asked
         return Notes([], False, unknown=True)
@@ -357,7 +343,7 @@ def correction_of(note: Note, statements: Sequence, kind: str | None = None, que
         c
         for c in statements
         if c.number > note.number
-        and has_kind(c.content, kind)
+        and (has_kind(c.content, kind) or label_value(c.content, question))
         and changes_asked(c.content, note.content, kind, question)
     ]
     after = min(later, key=lambda c: c.number) if later else None  # chatter between is skipped

@@ -203,6 +203,11 @@ ROLES = (
     "neighbour neighbor",
     "landlord landlady",
     "dentist",
+    "vet veterinarian",
+    "hairdresser barber",
+    "therapist counsellor",
+    "lawyer solicitor",
+    "accountant",
     "doctor gp",
 )
 SAYS_ROLE = {}

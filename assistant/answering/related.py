@@ -1,0 +1,44 @@
+"""Words for a related thing, by stem: a question may name what a statement said otherwise ("the
+dinner" for "booked a table", "vehicle" for "car", "relative" for "cousin"); small and general, not a
+thesaurus."""
+
+from __future__ import annotations
+
+import re
+
+from assistant.retrieval.lexical import stem, words
+
+_RELATED = (
+    "vehicle car van truck motorbike scooter bike bicycle",
+    "dinner lunch meal table restaurant reservation booked",
+    "travel travelling trip journey train flight plane bus ferry",
+    "doctor appointment checkup check-up clinic gp",
+    "dog puppy pup greyhound labrador beagle poodle terrier spaniel",
+    "cat kitten tabby",
+    "flat apartment home house place",
+    "job work",
+    "present gift",
+)
+RELATED: dict[str, frozenset[str]] = {}
+for _group in _RELATED:
+    for _w in _group.split():
+        RELATED[stem(_w)] = RELATED.get(stem(_w), frozenset()) | frozenset(stem(x) for x in _group.split())
+# one way only: "relative" is said as "cousin", but "sister" is not "brother"
+_KIN = frozenset(
+    stem(w)
+    for w in "cousin sister brother sibling mum mom mother dad father aunt auntie uncle niece nephew grandad "
+    "granddad grandpa grandma granny grandmother grandfather son daughter".split()
+)
+for _w in "relative relatives family relation".split():
+    RELATED[stem(_w)] = _KIN | {stem(_w)}
+THE_THING = re.compile(r"(?i)\bthe\s+([a-z][\w-]+)\b")
+
+
+def related(stems: set[str]) -> set[str]:
+    """The stems and their related words (``RELATED``)."""
+    return set(stems).union(*(RELATED.get(w, ()) for w in stems))
+
+
+def shares_word(question: str, text: str) -> bool:
+    """Does ``text`` say a word of the question, or a related one ("car" for "vehicle")?"""
+    return bool(related(set(words(question))) & set(words(text)))
