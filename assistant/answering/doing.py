@@ -73,8 +73,19 @@ def no_doer(question: str, notes: Sequence) -> bool:
     m = WHO_DOES.match(question)
     if m is None or not notes or m.group("verb").lower() in AUXILIARIES:
         return False
-    forms = verb_forms(m.group("verb"))
+    forms = verb_forms(m.group("verb")) | _object_head(question[m.end() :])
     return not any(forms & _said(n.content) and kind_beyond(n.content, "name", question) for n in _user_notes(notes))
+
+
+_BEFORE_PLACE = re.compile(r"(?i)\b(?:in|at|on|for|with|to|from|of|by|since|every)\b|[?!.,]")
+
+
+def _object_head(rest: str) -> set[str]:
+    """The head noun of what the doer does ("lessons" of "gives me my portuguese lessons", "drums" of
+    "plays drums in my band"): the last content word before a preposition. A turn that names a
+    person beside it says the doing in other words ("my tutor Anselmo does lessons with me")."""
+    content = [w for w in words(_BEFORE_PLACE.split(rest, maxsplit=1)[0]) if w not in STOP_WORDS]
+    return {content[-1]} if content else set()
 
 
 def thing_not_said(question: str, notes: Sequence) -> bool:

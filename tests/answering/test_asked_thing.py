@@ -52,6 +52,13 @@ def test_who_does_needs_a_named_person_doing_it():
     assert quoted(picked("Who feeds my cat when I'm away?", fed, cited=[1])) == fed[0]
 
 
+def test_who_does_is_answered_by_a_named_person_beside_the_thing_done_in_other_words():
+    taught = ["my coach Wendeline runs my piano lessons on thursdays", "the weather is grim"]
+    got = picked("Who gives me my piano lessons?", taught, cited=[1])
+    assert not got.unknown and quoted(got) == taught[0]
+    assert picked("Who gives me my piano lessons?", ["i love the piano", "the weather is grim"], cited=[1]).unknown
+
+
 def test_a_turn_about_the_topic_with_another_attribute_is_not_the_asked_thing():
     assert picked("What present did I get my grandad?", GRANDAD, cited=[3]).unknown
     got = [*GRANDAD, "got my grandad a wool scarf, he'll love it"]
