@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from assistant.answering.kinds import expected_kind
 from assistant.answering.referents import SAYS_ROLE
-from assistant.retrieval.lexical import STOP_WORDS, stem
+from assistant.retrieval.lexical import STOP_WORDS, stem, stem_groups
 
 # "What's my X?", "What are my cats' names?", "what is the name of my cat": the copula right after
 # "what" (not "What day is my haircut?", where the kind of answer is the question's own word)
@@ -50,11 +50,7 @@ _SAME = (
     "address live lives",
     "code pin password passcode combination",
 )
-SAME: dict[str, frozenset[str]] = {}
-for _group in _SAME:
-    _stems = frozenset(stem(w) for w in _group.split())
-    for _s in _stems:
-        SAME[_s] = SAME.get(_s, frozenset()) | _stems
+SAME = stem_groups(_SAME)
 
 NAME_HEADS = frozenset(stem(w) for w in "name names nickname called named".split())
 NUMBER_HEADS = frozenset(stem(w) for w in "number age pin code passcode digits count size".split())

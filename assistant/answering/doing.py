@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from assistant.answering.kinds import TIME_NAMES, expected_kind, kind_beyond
 from assistant.answering.related import related
-from assistant.retrieval.lexical import STOP_WORDS, stem, words
+from assistant.retrieval.lexical import STOP_WORDS, stem, stem_groups, words
 
 # "Who plays drums ...?", "Who lent me the ladder?": a verb right after "who", not a copula or an
 # auxiliary ("Who is coming?", "Who did I meet?")
@@ -45,11 +45,7 @@ _VERB_FORMS = (
     "meet met meeting",
     "take took taken taking",
 )
-VERB_FORMS: dict[str, frozenset[str]] = {}
-for _group in _VERB_FORMS:
-    _stems = frozenset(stem(w) for w in _group.split())
-    for _s in _stems:
-        VERB_FORMS[_s] = VERB_FORMS.get(_s, frozenset()) | _stems
+VERB_FORMS = stem_groups(_VERB_FORMS)
 
 
 def verb_forms(verb: str) -> set[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from assistant.retrieval.lexical import stem, words
+from assistant.retrieval.lexical import stem, stem_groups, words
 
 _RELATED = (
     "vehicle car van truck motorbike scooter bike bicycle",
@@ -19,10 +19,7 @@ _RELATED = (
     "job work",
     "present gift",
 )
-RELATED: dict[str, frozenset[str]] = {}
-for _group in _RELATED:
-    for _w in _group.split():
-        RELATED[stem(_w)] = RELATED.get(stem(_w), frozenset()) | frozenset(stem(x) for x in _group.split())
+RELATED = stem_groups(_RELATED)
 # one way only: "relative" is said as "cousin", but "sister" is not "brother"
 _KIN = frozenset(
     stem(w)

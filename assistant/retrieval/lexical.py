@@ -14,7 +14,7 @@ non-English text still matches itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from rank_bm25 import BM25Okapi
@@ -51,6 +51,17 @@ def stem(word: str) -> str:
                 base = base[:-1]  # "running" -> "run"
             return base
     return word
+
+
+def stem_groups(groups: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Each stem of a group of words said for one another ("vehicle car", "got get") -> the stems of
+    every group it stands in."""
+    out: dict[str, frozenset[str]] = {}
+    for group in groups:
+        stems = frozenset(stem(w) for w in group.split())
+        for s in stems:
+            out[s] = out.get(s, frozenset()) | stems
+    return out
 
 
 def words(text: str) -> list[str]:
