@@ -38,6 +38,7 @@ import numpy as np
 from assistant.models.embeddings import unpack_vector
 from memory.need import NOVELTY_TURNS, ROLE_TURNS, ArrivalContext, content_words, log_words, model_from_dict
 from memory.need_models import NeedModel, TreeNeedModel
+from memory.need_text import names
 
 MODEL_FILE = Path(__file__).with_name("need_model.json")
 SESSION_GAP = timedelta(minutes=30)
@@ -61,6 +62,10 @@ class Previous:
     @cached_property
     def log_words(self) -> float:
         return log_words(self.content)
+
+    @cached_property
+    def names(self) -> frozenset[str]:
+        return frozenset(names(self.content))
 
 
 @dataclass(frozen=True)
@@ -126,7 +131,7 @@ def prior_for(
     The arrival context is set directly from the previous turns (what ``ArrivalContext`` would
     hold after seeing them one by one: the turns since the last gap and the user turns among them,
     the last turn and its role, the last user turn's length, the recent questions' vectors, the
-    recent turns' words and lengths by role); a ``Previous`` computes its words once, so a
+    recent turns' words, names and lengths by role); a ``Previous`` computes its words once, so a
     transaction that stores many turns does not re-read the same texts for each."""
     model = model or load_model()
     previous = list(previous)[-CONTEXT_TURNS:]
@@ -145,6 +150,7 @@ def prior_for(
             if "?" in p.content and p.vector is not None:
                 ctx.questions.append(p.vector)
             ctx.recent_words.append(p.words)
+            ctx.recent_names.append(p.names)
         ctx.recent_lengths.extend((p.role, p.log_words) for p in previous[-ROLE_TURNS:])
         ctx.recent_roles.extend(p.role for p in previous)
     return model.predict(ctx.features(content, vector, role=role), vector)

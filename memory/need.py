@@ -25,8 +25,8 @@ What marks a person's turn as stating a lasting fact about themselves rather tha
 one-off question (``STATEMENT_FEATURES``): an aside ("by the way, I just got ..."), words that date
 an event of theirs ("recently", "ago", "so far"), things they did or have ("I bought", "we've been"),
 first-person sentences that ask nothing, and how many numbers (amounts, counts, dates) it gives;
-and (``FACT_FEATURES``, ``memory/need_text.py``) names the conversation has not used before and
-"my/our <word>" phrases.
+and (``FACT_FEATURES``, ``memory/need_text.py``) names none of the last ``NOVELTY_TURNS`` turns used
+and "my/our <word>" phrases.
 
 The model comes from a small versioned JSON document (``model_from_dict``): a logistic regression
 or small boosted trees, both evaluated with numpy (``memory/need_models.py``, re-exported here);
@@ -222,7 +222,7 @@ class ArrivalContext:
     recent_words: deque = field(default_factory=lambda: deque(maxlen=NOVELTY_TURNS))
     recent_lengths: deque = field(default_factory=lambda: deque(maxlen=ROLE_TURNS))  # (role, log words)
     recent_roles: deque = field(default_factory=lambda: deque(maxlen=NOVELTY_TURNS))
-    seen_names: set = field(default_factory=set)  # lower-cased names of every turn so far
+    recent_names: deque = field(default_factory=lambda: deque(maxlen=NOVELTY_TURNS))  # lower-cased, per turn
 
     def features(
         self, text: str, vector: np.ndarray | None = None, new_session: bool = False, role: str = "user"
@@ -234,8 +234,9 @@ class ArrivalContext:
         f = text_features(text)
         user = role != "assistant"
         # a person's facts: an assistant's turn scores 0 (its names are still seen, so not new later)
-        f.update({k: v if user else 0.0 for k, v in fact_features(text, self.seen_names).items()})
-        self.seen_names.update(names(text))
+        seen = frozenset().union(*self.recent_names)
+        f.update({k: v if user else 0.0 for k, v in fact_features(text, seen).items()})
+        self.recent_names.append(frozenset(names(text)))
         f["assistant"] = 0.0 if user else 1.0
         f["prev_assistant"] = 1.0 if self.prev_role == "assistant" else 0.0
         f["user_opens_session"] = 1.0 if user and self.session_users == 0 else 0.0

@@ -6,10 +6,12 @@ facts: a name, "my sister", "our new car". Two features, kept because they lower
 person-assistant held-out log loss of ``lagmem bench need-train`` (the others tried, numbers with a
 unit, a turn that only asks, a fact inside a request, did not):
 
-* ``new_names``: capitalised words (not opening a sentence) the conversation has not used before;
+* ``new_names``: capitalised words (not opening a sentence) none of the last ``NOVELTY_TURNS`` turns used (a
+  window, as for new words, so the app, which rebuilds the context from its last turns, computes what
+  training saw);
 * ``possessive``: "my/our <word>" phrases (my sister, our new car, my 3 kids).
 
-Both are pure functions of the text (and, for ``new_names``, of the names seen so far). They are the
+Both are pure functions of the text (and, for ``new_names``, of the names seen in that window). They are the
 person's: ``ArrivalContext`` gives an assistant's turn 0 on both (its names still count as seen), which
 fits better held out on both kinds of conversation than scoring every turn, and keeps a fact the person
 states ranked above the same words from the assistant.
@@ -40,7 +42,7 @@ def names(text: str) -> list[str]:
 
 
 def fact_features(text: str, seen_names: Set[str]) -> dict[str, float]:
-    """The turn's fact features; ``seen_names`` are the (lower-cased) names of the turns before it."""
+    """The turn's fact features; ``seen_names`` are the (lower-cased) names of the recent turns before it."""
     new = {n for n in names(text) if n not in seen_names}
     return {
         "new_names": math.log1p(len(new)),

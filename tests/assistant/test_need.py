@@ -256,3 +256,8 @@ def test_prior_for_sets_the_context_as_seeing_the_turns_one_by_one_would():
         at = t0 + timedelta(minutes=now_gap)
         got = app_need.prior_for("So what now?", prev, vecs[0], at, model=model, role=role)
         assert got == model.predict(f, vecs[0])
+        # a name said earlier is not new on either path (the fact features read the same window)
+        named = ctx.features("Anna says hi, and Boston misses you.", vecs[1], role=role)
+        both = prev + [app_need.Previous("So what now?", at, vecs[0], role)]
+        got = app_need.prior_for("Anna says hi, and Boston misses you.", both, vecs[1], at, model=model, role=role)
+        assert got == model.predict(named, vecs[1])
