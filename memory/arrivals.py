@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memory.verdicts import joins
+
 BLOCK = 16  # steps per block of the evidence's folds (``memory.evidence``)
 ROLE_NAMES = ("user", "assistant", "other")
 FACTOR_RANGE = (1e-12, 1e12)  # a factor outside it comes from overflowing priors: read as 1
@@ -114,8 +116,7 @@ class Arrivals:
         if step <= 0:
             return
         if self.burst and self.episode[turn] >= 0:  # the arrival episode (``verdicts.joins``)
-            prev = self.episode[turn] or turn
-            if step < turn + lag or step - prev <= self.burst:
+            if joins(step, self.episode[turn] or turn, turn + lag, self.burst):
                 self.episode[turn] = step
                 return
             self.episode[turn] = -1
