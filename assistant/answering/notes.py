@@ -53,10 +53,12 @@ from assistant.answering.kinds import (
     label_value,
     says_value,
 )
+from assistant.answering.latest import newer_value
 from assistant.answering.message import ASKS_A_FAVOUR, SELF_WORDS, about_the_user, is_question, recalls, states
 from assistant.answering.note import Note, salient
 from assistant.answering.referents import about, asks_after, followers, names, referent, restates, unmentioned_role
 from assistant.answering.related import THE_THING, related, shares_word
+from assistant.answering.sentences import closeness
 from assistant.answering.slots import judged, speaks_of
 from assistant.answering.values import LABELS
 from assistant.retrieval.lexical import STOP_WORDS, stem, words
@@ -132,12 +134,13 @@ def _note(c, weight: float) -> Note:
     return Note(c.number, c.role, c.content, round(weight, 4), c.vector)
 
 
-def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUESSES, current=None) -> Notes:
+def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUESSES, current=None, embed=None) -> Notes:
     """The notes for a question (``active``: the in-memory turns; ``retrieval``: the step's result
     with ``cited`` and ``ranked``; ``current``: the fact the question's own message states, a turn
-    with number/role/content, or None). Empty when nothing is cited and the question is not about
-    the user (a guess from memory would answer "How are you?" with a quote); ``unknown`` when the
-    question recalls something about the user that no statement of theirs holds."""
+    with number/role/content, or None; ``embed``: a unit vector per text, or None). Empty when
+    nothing is cited and the question is not about the user (a guess from memory would answer "How
+    are you?" with a quote); ``unknown`` when the question recalls something about the user that no
+    statement of theirs holds."""
     by_number = {c.number: c for c in active}
     ranked = [by_number[n] for n in retrieval.ranked if n in by_number]
     statements = [c for c in ranked if is_statement(c)]
@@ -173,6 +176,9 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
         )
         typed = [c for c in usable if is_statement(c) and has_kind(c.content, kind)]
         typed = typed or [c for c in usable if is_statement(c) and has_kind(c.content, kind, loose=True)]
+        if embed is not None and kind is not None:
+            # the statement whose sentence holding the kind is closest to the question first
+            typed.sort(key=lambda c: -closeness(c.content, question, kind, embed))
         typed.sort(key=lambda c: not says_value(c.content, kind))  # "works as a nurse" before "a new job"
         if kind is not None and ASKS_ABOUT_ME.search(question):
             # among the statements holding the answer's kind, the user speaking as "I" first
@@ -191,7 +197,7 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
             if extra:
                 notes.append(_note(extra[0], min(n.weight for n in notes)))
     notes = [_uncorrected(n, told, kind, question) for n in notes]
-    picked = _corrected(notes, told, kind, sure, bool(ASKS_ABOUT_ME.search(question)), question)
+    picked = _corrected(notes, told, kind, sure, bool(ASKS_ABOUT_ME.search(question)), question, embed)
     on_subject = [n for n in picked.notes if subject and about(n.content, {subject}, told, n.number)]
     if subject and kind and not _answers_kind(on_subject, kind):
         # "What does Gideon do for a living?" and only "My neighbour Gideon lent me his ladder" is
@@ -243,14 +249,21 @@ def _pointed(notes: Sequence[Note], told: Sequence, kind: str | None, question: 
 
 
 def _corrected(
-    notes: list[Note], statements: Sequence, kind: str | None, sure: bool, mine: bool = False, question: str = ""
+    notes: list[Note],
+    statements: Sequence,
+    kind: str | None,
+    sure: bool,
+    mine: bool = False,
+    question: str = "",
+    embed=None,
 ) -> Notes:
-    """Replace each user note that a later correcting statement supersedes by that statement; best
-    first (``mine``: the question asks about the user as "I", and among the statements holding the
+    """Replace each user note that a later correcting statement supersedes by that statement, or by
+    the latest statement giving another value of its slot (``latest.newer_value``); best first
+    (``mine``: the question asks about the user as "I", and among the statements holding the
     answer's kind "I'm an electrician" comes before "My brother Yusuf is an accountant")."""
     out, required = [], set()
     for n in notes:
-        fix = correction_of(n, statements, kind, question) if n.role == "user" else None
+        fix = _superseding(n, statements, kind, question, embed) if n.role == "user" else None
         if fix is None:
             out.append(n)
             continue
@@ -276,6 +289,16 @@ def _corrected(
         # Dublin.") is not shown to the model beside Lukas's
         kept = [n for n in kept if n in on_them or not _other_name(n.content)]
     return Notes(kept, sure, frozenset(required))
+
+
+def _superseding(n: Note, statements: Sequence, kind: str | None, question: str, embed):
+    """The later statement that supersedes ``n``: a correction, else a newer value of its slot that
+    changes what is asked."""
+    fix = correction_of(n, statements, kind, question)
+    if fix is not None:
+        return fix
+    newer = newer_value(n, statements, kind, question, embed)
+    return newer if newer is not None and changes_asked(newer.content, n.content, kind, question) else None
 
 
 def _once(notes: Sequence[Note]) -> list[Note]:
