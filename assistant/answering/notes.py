@@ -47,10 +47,12 @@ from assistant.answering.kinds import (
     CLOCK,
     TIME_NAMES,
     TIME_WORDS,
+    asks_which,
     expected_kind,
     has_kind,
     kind_beyond,
     label_value,
+    names_a_thing,
     says_value,
 )
 from assistant.answering.latest import newer_value
@@ -170,9 +172,15 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
         if not (about_the_user(question) or theirs):
             return Notes([], False)
         # the user's statements about themselves first, then their other statements, then the rest
+        which = asks_which(question)  # "Which company ...?": a statement naming a thing first
         usable = sorted(
             (c for c in ranked if c.role != "user" or states(c.content)),
-            key=lambda c: (not is_statement(c), not shares_word(question, c.content), not SELF_WORDS.search(c.content)),
+            key=lambda c: (
+                not is_statement(c),
+                which and not names_a_thing(c.content),
+                not shares_word(question, c.content),
+                not SELF_WORDS.search(c.content),
+            ),
         )
         typed = [c for c in usable if is_statement(c) and has_kind(c.content, kind)]
         typed = typed or [c for c in usable if is_statement(c) and has_kind(c.content, kind, loose=True)]
@@ -325,14 +333,19 @@ AFTER_LABEL = re.compile(rf"(?i)\b(?:{'|'.join(sorted(LABELS))})\s+$")
 def changes_asked(fix: str, note: str, kind: str | None, question: str = "") -> bool:
     """May ``fix`` correct ``note`` for this question? A correction changes one value: one that
     changes only a time ("it's 7:50 actually" after "my train to Bilbao leaves at 7:05 from platform
-    12") does not answer where the train goes or its platform, and the original statement stands."""
-    if kind in ("time", "clock") or not (kind or ASKED_LABEL.search(question)):
+    12") does not answer where the train goes or its platform, and the original statement stands; nor
+    does "it was at 10 but they pushed it to 2:30" say which company the pitch is to. A question of no
+    kind may ask for a number that looks like a year ("it's the 2008" is a car model), so there a year
+    is no time. Without a question, whether ``fix`` corrects ``note`` at all: yes."""
+    if kind in ("time", "clock") or not (kind or question):
         return True
     new = salient(fix) - salient(note)
     if not new:
         return True
     # "room 5.02" is the room, not a time: a value right after a label is the label's
     times = [m for m in [*CLOCK.finditer(fix), *TIME_WORDS.finditer(fix)] if not AFTER_LABEL.search(fix[: m.start()])]
+    if not (kind or ASKED_LABEL.search(question)):
+        times = [m for m in times if not re.fullmatch(r"(19|20)\d\d", m.group(0))]
     timed = {w.lower() for m in times for w in re.findall(r"\w+", m.group(0))}
     return not new <= timed
 
