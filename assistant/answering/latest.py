@@ -14,8 +14,8 @@ People update what they said in their own words: "i work night shifts as a param
   "regraded it to V4": a verb in the past, then "to"/"into"/"in" and the value); two "my X is" slots
   with different heads are different slots ("my locker number is 218" / "my flat is number 41");
 * **the same subject**: the later sentence is not about someone else -- no "he" or "she" ("She's based
-  in Tangier" says where the aunt is, not that "Farida" was wrong), no name beside a role ("My sister
-  lives in Rome." does not move the user from Paris) -- and the value is no name the question says.
+  in Tangier" says where the aunt is, not that "Farida" was wrong), no person or pet the earlier one did not
+  speak of ("My sister lives in Rome." does not move the user from Paris) -- and the value is no name the question says.
 
 The latest such statement wins. Used by the choice of notes (``assistant.answering.notes``) when no
 correction cue is found.
@@ -44,7 +44,6 @@ SAME_SLOT = 0.3
 CHANGE = re.compile(r"(?i)\b[a-z]{3,}ed\b(?:\s+[\w'-]+){0,3}?\s+(?:to|into|in|at|for)\s+\S")
 THIRD_PERSON = re.compile(r"(?i)\b(he|she|he's|she's|his|her|him)\b")
 DIGITS = re.compile(r"\b\w*\d\w*\b")
-_BESIDE_ROLE = re.compile(rf"(?i)\b(?:my|our|his|her|their)\s+(?:{'|'.join(sorted(ROLE_WORDS))})\s+([A-Z][\w'-]*)")
 
 
 def values(text: str, kind: str | None) -> set[str]:
@@ -68,9 +67,10 @@ def _holding(text: str, kind: str | None) -> list[str]:
     return [s for s in sentences(text) if values(s, kind)]
 
 
-def _others(text: str) -> set[str]:
-    """Names said beside a role ("my sister Greta"): someone else is the subject."""
-    return {m.group(1).lower() for m in _BESIDE_ROLE.finditer(text)}
+def _roles(text: str) -> set[str]:
+    """The people and pets a text speaks of by their role ("my sister", "our dog"): another subject
+    than the user's when the earlier statement did not speak of them."""
+    return {w for w in re.findall(r"[\w'-]+", text.lower()) if w in ROLE_WORDS}
 
 
 def same_slot(earlier: str, later: str, embed: Callable[[str], np.ndarray] | None, kind: str | None) -> bool:
@@ -101,7 +101,7 @@ def newer_value(note, statements: Sequence, kind: str | None, question: str, emb
         if c.number <= note.number:
             continue
         new = values(c.content, kind) - old - asked
-        if not new or THIRD_PERSON.search(c.content) or _others(c.content) - _others(note.content):
+        if not new or THIRD_PERSON.search(c.content) or _roles(c.content) - _roles(note.content):
             continue
         if same_slot(note.content, c.content, embed, kind):
             found = c if found is None or c.number > found.number else found
