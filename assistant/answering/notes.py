@@ -64,7 +64,7 @@ from assistant.answering.note import Note, salient
 from assistant.answering.note import note_of as _note
 from assistant.answering.referents import about, asks_after, followers, names, unmentioned_role
 from assistant.answering.related import THE_THING, related, shares_word
-from assistant.answering.sentences import closeness
+from assistant.answering.sentences import closeness, memo
 from assistant.answering.slots import judged, speaks_of
 from assistant.retrieval.lexical import STOP_WORDS, stem, words
 
@@ -136,6 +136,8 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
     are you?" with a quote); ``unknown`` when the question recalls something about the user that no
     statement of theirs holds."""
     by_number = {c.number: c for c in active}
+    if embed is not None:
+        embed = memo(embed, {c.content: c.vector for c in active if getattr(c, "vector", None) is not None})
     ranked = [by_number[n] for n in retrieval.ranked if n in by_number]
     statements = [c for c in ranked if is_statement(c)]
     told = sorted((c for c in active if is_statement(c)), key=lambda c: c.number)

@@ -17,6 +17,19 @@ from assistant.answering.message import SENTENCE
 from assistant.answering.related import shares_word
 
 
+def memo(embed: Callable[[str], np.ndarray], known: dict[str, np.ndarray]) -> Callable[[str], np.ndarray]:
+    """``embed`` computing each text once, starting from the vectors already ``known`` (a stored turn's
+    vector is its text's: a turn of one sentence costs nothing)."""
+    cache = dict(known)
+
+    def embedded(text: str) -> np.ndarray:
+        if text not in cache:
+            cache[text] = embed(text)
+        return cache[text]
+
+    return embedded
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of a text, in order ("Dr. Okafor" is not an end)."""
     return [s.strip() for s in SENTENCE.split(text.strip()) if s.strip()]
