@@ -68,6 +68,6 @@ def grounded_answer(
     text = extractive(notes, sure, lang, bool(required))
     if count(text) > cap:
         # too long to quote whole: the sentences of the turn that speak of the question
-        text = extractive(notes, sure, lang, bool(required), message)
+        text = extractive(notes, sure, lang, bool(required), message, embed)
     text = cap_text(text, cap, count)
     return text, embed(text), "extractive", [quoted_note(notes)]

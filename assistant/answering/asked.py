@@ -79,12 +79,20 @@ def _stems(tokens: Iterable[str]) -> set[str]:
     return {stem(t) for t in tokens}
 
 
+# every word of a role group to all the groups it is in ("kid": the son's and the daughter's words)
+_ROLE_OF: dict[str, set[str]] = {}
+for _words in SAYS_ROLE.values():
+    for _w in _words:
+        _ROLE_OF.setdefault(_w, set()).update(_words)
+
+
 def role_forms(tokens: Iterable[str]) -> set[str]:
-    """Stems of the tokens and of the other words for a role ("boyfriend": "bf", "partner")."""
+    """Stems of the tokens and of the other words for a role ("boyfriend": "bf", "partner"; "kid":
+    "son", "daughter")."""
     out = set()
     for t in tokens:
         s = stem(t)
-        out |= {s} | _stems(SAYS_ROLE.get(s, ())) | _stems(SAYS_ROLE.get(t, ()))
+        out |= {s} | _stems(SAYS_ROLE.get(s, ())) | _stems(SAYS_ROLE.get(t, ())) | _stems(_ROLE_OF.get(t, ()))
     return out
 
 

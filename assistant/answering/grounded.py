@@ -49,7 +49,7 @@ def grounded_reply(llm, embed, message: str, turn: int, active, retrieval, cap: 
     if asking:
         parts = split(message)
         current = Note(turn, "user", parts.stated, 1.0, embed(parts.stated)) if parts.stated else None
-        picked = select_notes(parts.asked, active, retrieval, current=current)
+        picked = select_notes(parts.asked, active, retrieval, current=current, embed=embed)
         if picked.notes:
             text, vec, how, used = grounded_answer(
                 llm, embed, picked.notes, parts.asked, cap, count, picked.sure, picked.required

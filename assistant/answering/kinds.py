@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from assistant.answering.note import OPENERS, salient
-from assistant.answering.referents import CODE_ASKED, holds_code, names
+from assistant.answering.referents import CODE_ASKED, SAYS_ROLE, holds_code, names
 from assistant.retrieval.lexical import STOP_WORDS, words
 
 KINDS = (
@@ -162,7 +162,8 @@ def _names(text: str) -> set[str]:
 
 
 # a name in apposition to a person or pet ("my niece Amara"): who, not where
-_BESIDE_ROLE = re.compile(rf"(?i)\b(?:my|our|his|her|their)\s+(?:{'|'.join(_PEOPLE.split())}|twins?)\s+([A-Z][\w'-]*)")
+_ROLES = sorted(set(_PEOPLE.split()) | {w for group in SAYS_ROLE.values() for w in group})
+_BESIDE_ROLE = re.compile(rf"(?i)\b(?:my|our|his|her|their)\s+(?:{'|'.join(_ROLES)}|twins?)\s+([A-Z][\w'-]*)")
 # a name after an article and lower-case words ("a used green Fiat Panda"): a thing, not a person
 _A_THING = re.compile(r"\b(?:[Aa]n?)\s+(?:[a-z][\w-]*\s+){0,3}((?:[A-Z][\w'-]*\s*)+)")
 
@@ -179,6 +180,22 @@ def _person_names(text: str) -> set[str]:
     said with an article ("a used green Fiat Panda")."""
     things = {w.lower() for m in _A_THING.finditer(text) for w in m.group(1).split()}
     return {w for w in _names(text) if not re.search(r"\d", w) and w not in things}
+
+
+# "Which company am I presenting to?", "Which car model did I buy?": one thing among named ones
+WHICH = re.compile(r"(?i)^\s*which\s+(?P<noun>[a-z]+)\b")
+
+
+def asks_which(question: str) -> bool:
+    """Does the question ask which thing (not which person: "Which friend ...?" wants a person)?"""
+    m = WHICH.match(question)
+    return bool(m) and m.group("noun").lower() not in _PEOPLE.split() and expected_kind(question) is None
+
+
+def names_a_thing(text: str) -> bool:
+    """Does the text name a thing: a name or a code that is no one's beside their role ("big pitch
+    to Halvorsen & Quist tomorrow", not "my manager Philippa is sitting in")?"""
+    return bool(_places_named(text))
 
 
 def _named(text: str) -> bool:

@@ -21,6 +21,11 @@ class Note:
     vector: np.ndarray | None = None
 
 
+def note_of(turn, weight: float) -> Note:
+    """The note of a turn (anything with ``number``, ``role``, ``content``, ``vector``) at ``weight``."""
+    return Note(turn.number, turn.role, turn.content, round(weight, 4), turn.vector)
+
+
 SALIENT = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w'-]+|\b\w*\d\w*")
 
 

@@ -16,8 +16,14 @@ short chat needs:
   question naming someone the user spoke of ("How old is Kofi?") is about the user's world too.
 * **Corrections.** A later statement of the user's that corrects an earlier note ("Actually it's
   Tuesday, not Monday", "Change of plan: ... Saturday instead") and shares a word with it
-  supersedes it: the earlier note is left out of the answer, and the answer must carry a value of
-  the correction that the earlier note lacked (``Notes.required``).
+  supersedes it, and so does a later value of the same slot said without a cue ("transferred to the
+  station in Ostrava" after "i work ... in Olomouc"; ``assistant.answering.corrections``,
+  ``assistant.answering.latest``): the earlier note is left out of the answer, and the answer must
+  carry a value of the correction that the earlier note lacked (``Notes.required``).
+* **Reworded questions** (``assistant.answering.sentences``): among the guesses holding the answer's
+  kind, the one whose sentence is closest to the question by embedding comes first ("been bouldering
+  ... for 2 years now" for "How long have I been going there?"); "Which company ...?" prefers a
+  statement naming a thing to one naming a person beside their role.
 
 * **The asked slot** (``assistant.answering.slots``): "What's my blood type?" is not answered by
   "I donated blood yesterday.": a turn that speaks of the slot without filling it is left out, and
@@ -42,39 +48,33 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from assistant.answering.asked import asked_slot
+from assistant.answering.corrections import CORRECTION, changes_asked, correction_of, superseding, uncorrected
 from assistant.answering.doing import no_doer, thing_not_said
 from assistant.answering.kinds import (
-    CLOCK,
     TIME_NAMES,
-    TIME_WORDS,
+    asks_which,
     expected_kind,
     has_kind,
     kind_beyond,
-    label_value,
+    names_a_thing,
     says_value,
 )
 from assistant.answering.message import ASKS_A_FAVOUR, SELF_WORDS, about_the_user, is_question, recalls, states
 from assistant.answering.note import Note, salient
-from assistant.answering.referents import about, asks_after, followers, names, referent, restates, unmentioned_role
+from assistant.answering.note import note_of as _note
+from assistant.answering.referents import about, asks_after, followers, names, unmentioned_role
 from assistant.answering.related import THE_THING, related, shares_word
+from assistant.answering.sentences import closeness, memo
 from assistant.answering.slots import judged, speaks_of
-from assistant.answering.values import LABELS
 from assistant.retrieval.lexical import STOP_WORDS, stem, words
-
-CORRECTION = re.compile(
-    r"(?i)\b(actually|instead|correction|i meant|mis-?typed|misspoke|misspelt|misspelled|my bad|"
-    r"mixed (?:it|them|that|those) up|mixed up|misread|"
-    r"typo|scratch that|change of plans?|changed|moved (?:it|me)|rescheduled|pushed|postponed|delayed|shifted|bumped|"
-    r"brought (?:it |them )?forward|called off|not anymore|"
-    r"no longer|wrong|oops|make that|update|wait|mix(?:ed)? (?:it|them|that|those|these) up|"
-    r"(?:got )?promoted|moved to|switched to|new job)\b"
-    r"|\bnot\s+\w+\s*,?\s+but\b|,\s*not\s+\w+"
-)
 
 # the question asks about the user as "I" ("What do I do?", "Where did I park?"), and a statement
 # of theirs speaks of themselves as "I"
 ASKS_ABOUT_ME = re.compile(r"(?i)\b(do|did|am|was|have|can|should|will|does)\s+i\b|\bi\s+(am|do|did|have)\b")
 I_START = re.compile(r"(?i)^\W*(i|i'm|i've|i'll|i'd)\b")
+
+# the correction rules live in ``assistant.answering.corrections``; their names stay importable here
+__all__ = ["CORRECTION", "Notes", "asked_subject", "changes_asked", "correction_of", "mentions", "select_notes"]
 
 GUESSES = 2
 RESCUE_DEPTH = 5  # the answer-kind rule looks this far down the ranker's user statements
@@ -128,17 +128,16 @@ class Notes:
     unknown: bool = False
 
 
-def _note(c, weight: float) -> Note:
-    return Note(c.number, c.role, c.content, round(weight, 4), c.vector)
-
-
-def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUESSES, current=None) -> Notes:
+def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUESSES, current=None, embed=None) -> Notes:
     """The notes for a question (``active``: the in-memory turns; ``retrieval``: the step's result
     with ``cited`` and ``ranked``; ``current``: the fact the question's own message states, a turn
-    with number/role/content, or None). Empty when nothing is cited and the question is not about
-    the user (a guess from memory would answer "How are you?" with a quote); ``unknown`` when the
-    question recalls something about the user that no statement of theirs holds."""
+    with number/role/content, or None; ``embed``: a unit vector per text, or None). Empty when
+    nothing is cited and the question is not about the user (a guess from memory would answer "How
+    are you?" with a quote); ``unknown`` when the question recalls something about the user that no
+    statement of theirs holds."""
     by_number = {c.number: c for c in active}
+    if embed is not None:
+        embed = memo(embed, {c.content: c.vector for c in active if getattr(c, "vector", None) is not None})
     ranked = [by_number[n] for n in retrieval.ranked if n in by_number]
     statements = [c for c in ranked if is_statement(c)]
     told = sorted((c for c in active if is_statement(c)), key=lambda c: c.number)
@@ -167,12 +166,21 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
         if not (about_the_user(question) or theirs):
             return Notes([], False)
         # the user's statements about themselves first, then their other statements, then the rest
+        which = asks_which(question)  # "Which company ...?": a statement naming a thing first
         usable = sorted(
             (c for c in ranked if c.role != "user" or states(c.content)),
-            key=lambda c: (not is_statement(c), not shares_word(question, c.content), not SELF_WORDS.search(c.content)),
+            key=lambda c: (
+                not is_statement(c),
+                which and not names_a_thing(c.content),
+                not shares_word(question, c.content),
+                not SELF_WORDS.search(c.content),
+            ),
         )
         typed = [c for c in usable if is_statement(c) and has_kind(c.content, kind)]
         typed = typed or [c for c in usable if is_statement(c) and has_kind(c.content, kind, loose=True)]
+        if embed is not None and kind is not None:
+            # the statement whose sentence holding the kind is closest to the question first
+            typed.sort(key=lambda c: -closeness(c.content, question, kind, embed))
         typed.sort(key=lambda c: not says_value(c.content, kind))  # "works as a nurse" before "a new job"
         if kind is not None and ASKS_ABOUT_ME.search(question):
             # among the statements holding the answer's kind, the user speaking as "I" first
@@ -190,8 +198,8 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
             ]
             if extra:
                 notes.append(_note(extra[0], min(n.weight for n in notes)))
-    notes = [_uncorrected(n, told, kind, question) for n in notes]
-    picked = _corrected(notes, told, kind, sure, bool(ASKS_ABOUT_ME.search(question)), question)
+    notes = [uncorrected(n, told, kind, question) for n in notes]
+    picked = _corrected(notes, told, kind, sure, bool(ASKS_ABOUT_ME.search(question)), question, embed)
     on_subject = [n for n in picked.notes if subject and about(n.content, {subject}, told, n.number)]
     if subject and kind and not _answers_kind(on_subject, kind):
         # "What does Gideon do for a living?" and only "My neighbour Gideon lent me his ladder" is
@@ -243,14 +251,21 @@ def _pointed(notes: Sequence[Note], told: Sequence, kind: str | None, question: 
 
 
 def _corrected(
-    notes: list[Note], statements: Sequence, kind: str | None, sure: bool, mine: bool = False, question: str = ""
+    notes: list[Note],
+    statements: Sequence,
+    kind: str | None,
+    sure: bool,
+    mine: bool = False,
+    question: str = "",
+    embed=None,
 ) -> Notes:
-    """Replace each user note that a later correcting statement supersedes by that statement; best
-    first (``mine``: the question asks about the user as "I", and among the statements holding the
+    """Replace each user note that a later correcting statement supersedes by that statement, or by
+    the latest statement giving another value of its slot (``latest.newer_value``); best first
+    (``mine``: the question asks about the user as "I", and among the statements holding the
     answer's kind "I'm an electrician" comes before "My brother Yusuf is an accountant")."""
     out, required = [], set()
     for n in notes:
-        fix = correction_of(n, statements, kind, question) if n.role == "user" else None
+        fix = superseding(n, statements, kind, question, embed) if n.role == "user" else None
         if fix is None:
             out.append(n)
             continue
@@ -290,71 +305,5 @@ def _once(notes: Sequence[Note]) -> list[Note]:
     return list(best.values())
 
 
-# a label the question asks the value of ("What platform is it?"): a code or number, never a time
-ASKED_LABEL = re.compile(
-    r"(?i)\b(platform|gate|seat|room|flat|apartment|terminal|locker|table|desk|floor|level|bus|line)\b"
-)
-
-
-AFTER_LABEL = re.compile(rf"(?i)\b(?:{'|'.join(sorted(LABELS))})\s+$")
-
-
-def changes_asked(fix: str, note: str, kind: str | None, question: str = "") -> bool:
-    """May ``fix`` correct ``note`` for this question? A correction changes one value: one that
-    changes only a time ("it's 7:50 actually" after "my train to Bilbao leaves at 7:05 from platform
-    12") does not answer where the train goes or its platform, and the original statement stands."""
-    if kind in ("time", "clock") or not (kind or ASKED_LABEL.search(question)):
-        return True
-    new = salient(fix) - salient(note)
-    if not new:
-        return True
-    # "room 5.02" is the room, not a time: a value right after a label is the label's
-    times = [m for m in [*CLOCK.finditer(fix), *TIME_WORDS.finditer(fix)] if not AFTER_LABEL.search(fix[: m.start()])]
-    timed = {w.lower() for m in times for w in re.findall(r"\w+", m.group(0))}
-    return not new <= timed
-
-
-def _uncorrected(n: Note, told: Sequence, kind: str | None, question: str) -> Note:
-    """A cited correction that changes another value than the one asked ("it's 7:50 actually" for
-    "What platform is it?") gives way to the statement it corrects, which holds the asked value."""
-    if n.role != "user" or not CORRECTION.search(n.content):
-        return n
-    for c in sorted((c for c in told if c.number < n.number), key=lambda c: -c.number):
-        fix = correction_of(_note(c, n.weight), told)
-        if fix is not None and fix.number == n.number:
-            return n if changes_asked(n.content, c.content, kind, question) else _note(c, n.weight)
-    return n
-
-
 def _other_name(text: str) -> bool:
     return any(not re.search(r"\d", w) for w in names(text) - TIME_NAMES)
-
-
-def correction_of(note: Note, statements: Sequence, kind: str | None = None, question: str = ""):
-    """The latest later user statement that corrects ``note``: it has a correction cue and shares
-    a word or a name/number with it, or points back to it by a pronoun (and, when the question
-    wants a kind of word, holds one). The user's next statement holding a value of the question's
-    kind needs no shared word, whatever chatter came between: people correct what they said ("Dinner
-    with Jonas is at 7:30." / "He just texted, make that 8:15."; "The play is on the 12th." / "ok
-    thanks" / "They moved it to the 19th."). The same "my X is" slot filled again with another name
-    or number corrects it without a cue (``referents.restates``)."""
-    mine = set(words(note.content)) | salient(note.content)
-    later = [
-        c
-        for c in statements
-        if c.number > note.number
-        and (has_kind(c.content, kind) or label_value(c.content, question))
-        and changes_asked(c.content, note.content, kind, question)
-    ]
-    after = min(later, key=lambda c: c.number) if later else None  # chatter between is skipped
-    found = None
-    for c in later:
-        restated = restates(c.content, note.content)
-        if not CORRECTION.search(c.content) and not restated:
-            continue
-        theirs = set(words(c.content)) | salient(c.content)
-        follows = c is after and kind is not None and has_kind(note.content, kind)
-        back = getattr(referent(c, statements), "number", None) == note.number
-        if (mine & theirs or follows or back or restated) and (found is None or c.number > found.number):
-            found = c
-    return found

@@ -10,9 +10,10 @@ import re
 from collections.abc import Sequence
 
 from assistant.answering.cleaning import clean_answer
+from assistant.answering.kinds import expected_kind
 from assistant.answering.message import states
 from assistant.answering.note import Note
-from assistant.answering.related import shares_word
+from assistant.answering.sentences import answering
 from assistant.answering.wording import WORDINGS
 
 # "KQ 101 not KQ 117", "Tuesday, not Monday": a correction's new value, then the old one it replaces
@@ -28,25 +29,23 @@ def without_old(text: str) -> str:
     return NOT_THE_OLD.sub(lambda m: m.group("new"), text)
 
 
-# a sentence's end inside a turn ("im Rasmus btw. just adopted a retired greyhound")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+def focused(text: str, question: str, embed=None) -> str:
+    """The sentences of ``text`` that answer the question (``sentences.answering``): holding a value
+    of the asked kind and saying a word of the question or a related one ("just adopted a retired
+    greyhound, his name is Turnip" of "im Rasmus btw. just adopted ..." for "What kind of dog do I
+    have?"), else the closest to it by embedding ("i work night shifts as a paramedic in Olomouc",
+    not "Radomir here.", for "What's my profession?")."""
+    return " ".join(answering(text, question, expected_kind(question), embed)) or text
 
 
-def focused(text: str, question: str) -> str:
-    """The sentences of ``text`` that say a word of the question or a related one ("just adopted a
-    retired greyhound, his name is Turnip" of "im Rasmus btw. just adopted ..." for "What kind of
-    dog do I have?"); the whole text when none or all do."""
-    sentences = [s for s in _SENTENCE.split(text) if s]
-    kept = [s for s in sentences if shares_word(question, s)]
-    return " ".join(kept) if kept else text
-
-
-def quote_turn(note: Note, max_chars: int = 400, lang: str = "en", corrected: bool = False, question: str = "") -> str:
+def quote_turn(
+    note: Note, max_chars: int = 400, lang: str = "en", corrected: bool = False, question: str = "", embed=None
+) -> str:
     """The quote of a turn naming its number (``corrected``: the turn is a correction, quoted
-    ``without_old``; ``question``: only the sentences that speak of it, ``focused``)."""
+    ``without_old``; ``question``: only the sentences that answer it, ``focused``)."""
     text = re.sub(r"\s+", " ", note.content).strip()
     text = without_old(text) if corrected else text
-    text = focused(text, question) if question else text
+    text = focused(text, question, embed) if question else text
     if len(text) > max_chars:
         text = text[:max_chars].rsplit(" ", 1)[0] + " …"
     w = WORDINGS[lang]
@@ -64,12 +63,17 @@ def quoted_note(notes: Sequence[Note]) -> Note:
 
 
 def extractive(
-    notes: Sequence[Note], sure: bool = True, lang: str = "en", corrected: bool = False, question: str = ""
+    notes: Sequence[Note],
+    sure: bool = True,
+    lang: str = "en",
+    corrected: bool = False,
+    question: str = "",
+    embed=None,
 ) -> str:
     """The honest answer built from the turns themselves: a quote of ``quoted_note(notes)``, naming
-    its number, in ``lang`` (``assistant.answering.wording``); ``corrected``, ``question``: see
-    ``quote_turn``."""
-    text = quote_turn(quoted_note(notes), lang=lang, corrected=corrected, question=question)
+    its number, in ``lang`` (``assistant.answering.wording``); ``corrected``, ``question``, ``embed``:
+    see ``quote_turn``."""
+    text = quote_turn(quoted_note(notes), lang=lang, corrected=corrected, question=question, embed=embed)
     if sure:
         return text
     return WORDINGS[lang].unsure + text[0].lower() + text[1:]

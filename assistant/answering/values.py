@@ -129,11 +129,24 @@ def _names_in(text: str, opening: bool) -> list[tuple[str, int]]:
     return found
 
 
+def _named_for_another(before: str, slot: Slot) -> bool:
+    """Asked for a person's or pet's name ("What's my kid called?"), is the nearest person or pet
+    said before the value in its sentence another one ("my son Lysander just got a hamster and he
+    named it Professor Whiskers": the hamster's name, not the son's)?"""
+    if slot.head not in NAME_HEADS or not {stem(w) for w in ROLE_WORDS} & slot.owner:
+        return False
+    sentence = re.split(r"[.!?;]\s", before)[-1]
+    roles = [w for w in (plain_token(t)[0] for t in TOKEN.findall(sentence)) if w in ROLE_WORDS]
+    return bool(roles) and stem(roles[-1]) not in slot.owner | slot.forms | slot.around
+
+
 def anothers(text: str, value: str, at: int, slot: Slot) -> bool:
     """Is the value another noun's: in apposition to a role the slot is not about ("my sister
-    Greta" for the baby), or the value of a "my X is" slot with another head ("my favourite band
-    is Khruangbin" for the movie)?"""
+    Greta" for the baby), named after another person or pet (``_named_for_another``), or the value
+    of a "my X is" slot with another head ("my favourite band is Khruangbin" for the movie)?"""
     before = TOKEN.findall(text[:at])
+    if _named_for_another(text[:at], slot):
+        return True
     if before:
         prev = plain_token(before[-1])[0]
         label = prev in LABELS and slot.head not in PLACE_HEADS  # "locker 318" is a place

@@ -1,0 +1,117 @@
+"""Corrections: which later statement of the user's supersedes an earlier note, and whether it
+changes what a question asks.
+
+* **A cue and a link.** "Actually it's Tuesday, not Monday", "Change of plan: ... Saturday instead": a
+  later statement with a correction cue that shares a word or a name/number with the note, points
+  back to it by a pronoun, or is the next one holding the asked kind (``correction_of``).
+* **The latest value of a slot** (``assistant.answering.latest``): without a cue, a later value of the
+  same kind for the same slot.
+* **One value changed.** A correction changing only a time does not answer where the train goes, nor
+  which company the pitch is to (``changes_asked``); a cited correction of another value gives way to
+  the statement it corrects (``uncorrected``).
+
+Used by the choice of notes (``assistant.answering.notes``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from assistant.answering.kinds import CLOCK, TIME_WORDS, has_kind, label_value
+from assistant.answering.latest import newer_value
+from assistant.answering.note import Note, note_of, salient
+from assistant.answering.referents import referent, restates
+from assistant.answering.values import LABELS
+from assistant.retrieval.lexical import words
+
+CORRECTION = re.compile(
+    r"(?i)\b(actually|instead|correction|i meant|mis-?typed|misspoke|misspelt|misspelled|my bad|"
+    r"mixed (?:it|them|that|those) up|mixed up|misread|"
+    r"typo|scratch that|change of plans?|changed|moved (?:it|me)|rescheduled|pushed|postponed|delayed|shifted|bumped|"
+    r"brought (?:it |them )?forward|called off|not anymore|"
+    r"no longer|wrong|oops|make that|update|wait|mix(?:ed)? (?:it|them|that|those|these) up|"
+    r"(?:got )?promoted|moved to|switched to|new job)\b"
+    r"|\bnot\s+\w+\s*,?\s+but\b|,\s*not\s+\w+"
+)
+
+
+def superseding(n: Note, statements: Sequence, kind: str | None, question: str, embed):
+    """The later statement that supersedes ``n``: a correction, else a newer value of its slot that
+    changes what is asked."""
+    fix = correction_of(n, statements, kind, question)
+    if fix is not None:
+        return fix
+    newer = newer_value(n, statements, kind, question, embed)
+    return newer if newer is not None and changes_asked(newer.content, n.content, kind, question) else None
+
+
+# a label the question asks the value of ("What platform is it?"): a code or number, never a time
+ASKED_LABEL = re.compile(
+    r"(?i)\b(platform|gate|seat|room|flat|apartment|terminal|locker|table|desk|floor|level|bus|line)\b"
+)
+
+
+AFTER_LABEL = re.compile(rf"(?i)\b(?:{'|'.join(sorted(LABELS))})\s+$")
+
+
+def changes_asked(fix: str, note: str, kind: str | None, question: str = "") -> bool:
+    """May ``fix`` correct ``note`` for this question? A correction changes one value: one that
+    changes only a time ("it's 7:50 actually" after "my train to Bilbao leaves at 7:05 from platform
+    12") does not answer where the train goes or its platform, and the original statement stands; nor
+    does "it was at 10 but they pushed it to 2:30" say which company the pitch is to. A question of no
+    kind may ask for a number that looks like a year ("it's the 2008" is a car model), so there a year
+    is no time. Without a question, whether ``fix`` corrects ``note`` at all: yes."""
+    if kind in ("time", "clock") or not (kind or question):
+        return True
+    new = salient(fix) - salient(note)
+    if not new:
+        return True
+    # "room 5.02" is the room, not a time: a value right after a label is the label's
+    times = [m for m in [*CLOCK.finditer(fix), *TIME_WORDS.finditer(fix)] if not AFTER_LABEL.search(fix[: m.start()])]
+    if not (kind or ASKED_LABEL.search(question)):
+        times = [m for m in times if not re.fullmatch(r"(19|20)\d\d", m.group(0))]
+    timed = {w.lower() for m in times for w in re.findall(r"\w+", m.group(0))}
+    return not new <= timed
+
+
+def uncorrected(n: Note, told: Sequence, kind: str | None, question: str) -> Note:
+    """A cited correction that changes another value than the one asked ("it's 7:50 actually" for
+    "What platform is it?") gives way to the statement it corrects, which holds the asked value."""
+    if n.role != "user" or not CORRECTION.search(n.content):
+        return n
+    for c in sorted((c for c in told if c.number < n.number), key=lambda c: -c.number):
+        fix = correction_of(note_of(c, n.weight), told)
+        if fix is not None and fix.number == n.number:
+            return n if changes_asked(n.content, c.content, kind, question) else note_of(c, n.weight)
+    return n
+
+
+def correction_of(note: Note, statements: Sequence, kind: str | None = None, question: str = ""):
+    """The latest later user statement that corrects ``note``: it has a correction cue and shares
+    a word or a name/number with it, or points back to it by a pronoun (and, when the question
+    wants a kind of word, holds one). The user's next statement holding a value of the question's
+    kind needs no shared word, whatever chatter came between: people correct what they said ("Dinner
+    with Jonas is at 7:30." / "He just texted, make that 8:15."; "The play is on the 12th." / "ok
+    thanks" / "They moved it to the 19th."). The same "my X is" slot filled again with another name
+    or number corrects it without a cue (``referents.restates``)."""
+    mine = set(words(note.content)) | salient(note.content)
+    later = [
+        c
+        for c in statements
+        if c.number > note.number
+        and (has_kind(c.content, kind) or label_value(c.content, question))
+        and changes_asked(c.content, note.content, kind, question)
+    ]
+    after = min(later, key=lambda c: c.number) if later else None  # chatter between is skipped
+    found = None
+    for c in later:
+        restated = restates(c.content, note.content)
+        if not CORRECTION.search(c.content) and not restated:
+            continue
+        theirs = set(words(c.content)) | salient(c.content)
+        follows = c is after and kind is not None and has_kind(note.content, kind)
+        back = getattr(referent(c, statements), "number", None) == note.number
+        if (mine & theirs or follows or back or restated) and (found is None or c.number > found.number):
+            found = c
+    return found
