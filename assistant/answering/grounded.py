@@ -23,6 +23,7 @@ from assistant.answering.answer import grounded_answer
 from assistant.answering.message import is_question, split
 from assistant.answering.note import Note
 from assistant.answering.notes import select_notes
+from assistant.answering.recase import recase, recased_turns, restore
 from assistant.answering.replies import statement_reply
 from assistant.answering.wording import wording
 
@@ -47,13 +48,17 @@ def grounded_reply(llm, embed, message: str, turn: int, active, retrieval, cap: 
     the retrieval step's result; ``embed(text)`` gives a unit vector, ``count(text)`` tokens."""
     asking = is_question(message)
     if asking:
-        parts = split(message)
+        # the rules know a name by its capital: names typed in lower case are capitalised for them
+        active, typed = recased_turns(active, message)
+        parts = split(recase(message, typed))
         current = Note(turn, "user", parts.stated, 1.0, embed(parts.stated)) if parts.stated else None
         picked = select_notes(parts.asked, active, retrieval, current=current, embed=embed)
         if picked.notes:
             text, vec, how, used = grounded_answer(
                 llm, embed, picked.notes, parts.asked, cap, count, picked.sure, picked.required
             )
+            if how == "extractive" and typed:
+                text = restore(text, typed)  # a quote in the user's own letters
             weight = {n.number: n.weight for n in used} if picked.sure else retrieval.confidence
             cites = [(n.number, weight.get(n.number, GUESS_WEIGHT)) for n in used]
             offered = tuple(sorted({*retrieval.offered, *(n.number for n in picked.notes)}))

@@ -1,0 +1,131 @@
+"""Names typed in lower case, capitalised for the answer rules.
+
+People type their first messages in lower case ("my flatmate siobhan makes amazing pierogi", "the
+bakery is in cuenca"), while the answer rules (``kinds``, ``values``, ``note.salient``) know a name by
+its capital. ``recased`` gives the rules a view of a text in which the words its place marks as a
+name are capitalised: the word after a person's role said as theirs ("my flatmate siobhan", "a guy
+called yusuf", "dr okonkwo") and the word after a preposition of place that is no common word ("in
+cuenca", "moving to coimbra"). Only lower-case words change, letter for letter, so a quote taken
+from the view is the turn's own words (``restore`` gives them back their case).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+from assistant.answering.kinds import TIME_NAMES, TIME_WORDS
+from assistant.retrieval.lexical import STOP_WORDS
+
+# whose role a name follows: family, the people around one, pets (a role said as "my ..." or "a ...")
+ROLES = frozenset(
+    """bf gf boyfriend girlfriend husband hubby wife partner fiance fiancee fiancé fiancée son daughter kid child
+baby brother sister sibling twin mum mom mother mam mama dad father papa parent grandma grandpa granny gran nan
+grandmother grandfather grandson granddaughter stepmum stepmom stepdad stepson stepdaughter friend mate buddy pal
+bestie cousin uncle aunt auntie nephew niece landlord landlady flatmate roommate housemate neighbour neighbor
+colleague coworker boss manager supervisor teacher tutor coach trainer therapist doctor dentist vet nurse
+mechanic physio lawyer accountant hairdresser barber guy girl man woman lady bloke dude cat dog puppy kitten
+rabbit bunny hamster horse parrot budgie tortoise turtle goldfish fish pony gecko snake""".split()
+)
+# a title before a name ("dr okonkwo", "prof aigerim")
+TITLES = frozenset("dr doctor prof professor mr mrs ms miss mx sir madam auntie uncle aunt coach".split())
+# the words a place's name follows
+PLACE_BEFORE = frozenset("in from near around outside visiting visit".split())
+# "to" names a place after a move ("moving to coimbra"), not before a verb ("nice to meet you")
+MOVES = frozenset(
+    """move moving moved fly flying flew travel traveling travelling travelled traveled trip went drive driving
+drove head heading relocate relocating relocated holiday vacation way back return returning returned flight
+train ticket tickets transferred transfer commute commuting emigrated emigrating""".split()
+)
+# common words that follow "in", "to", "from" and name no place ("in bed", "to work", "from scratch")
+NOT_PLACES = frozenset(
+    """bed town home work school class church hospital college uni university office love time fact
+general case person advance charge trouble public private total particular order front line mind touch use
+stock detail short doubt pain hand sight place turn fun dinner lunch breakfast brunch tea coffee sleep
+bed hell heaven peace person tears shape debt luck danger control return addition theory practice season
+progress half english french spanish german italian portuguese chinese japanese scratch nowhere everywhere
+somewhere anywhere there here bits pieces prison jail court traffic bloom stock town city country hand
+lockdown quarantine labour labor case spite favour favor common person secret silence finance marketing sales
+retail insurance education hospitality construction tech it healthcare law banking admin management
+engineering design research medicine nursing accounting logistics publishing media advertising year years
+week weeks month months day days hour hours minute minutes ages tears pieces bits friends parts stages""".split()
+)
+# words that follow a role and name no one: verbs without a telltale ending, adverbs, adjectives
+NOT_NAMES = frozenset(
+    """told said got get gets go goes went come came made make take took gave give saw see left bought found
+thought think knew know felt feel kept sent brought wants want needs need likes like loves love hates hate
+always never also still often sometimes even already actually really usually finally recently literally
+basically totally kinda sorta probably maybe well too now back and or but who which that got isn't wasn't
+can't won't doesn't didn't hasn't haven't just only new old little big best older younger oldest youngest
+twin twins lives works says has had does did can could would should will might must""".split()
+)
+_WORD = re.compile(r"[a-z][a-z'-]*")
+_AFTER_NAME = frozenset("is was has had just will and , . ! ? ; : ( ) 's".split())
+
+
+def _may_name(word: str) -> bool:
+    """A word that can be a name: no common word, day, month or verb form ("siobhan", not "makes")."""
+    return (
+        len(word) > 1
+        and word not in STOP_WORDS
+        and word not in TIME_NAMES
+        and not TIME_WORDS.fullmatch(word)
+        and word not in ROLES
+        and word not in NOT_NAMES
+        and not re.search(r"(ing|ed|ly)$", word)
+    )
+
+
+def named(text: str) -> set[str]:
+    """The lower-case words of ``text`` that its place marks as a name."""
+    tokens = [(m.group(0), m.start()) for m in re.finditer(r"[\w'-]+|[.,;:!?()]", text)]
+    found = set()
+    for i in range(1, len(tokens)):
+        word, before = tokens[i][0], tokens[i - 1][0].lower()
+        if not _WORD.fullmatch(word) or not _may_name(word.removesuffix("'s")):
+            continue
+        two_before = tokens[i - 2][0].lower() if i >= 2 else ""
+        after = tokens[i + 1][0].lower() if i + 1 < len(tokens) else "."
+        if before in ROLES and two_before in {"my", "our", "his", "her", "their", "a", "the"}:
+            # "my brother james is": a name; "my wife works in": a verb
+            if not word.endswith("s") or after in _AFTER_NAME:
+                found.add(word.removesuffix("'s"))
+        elif before in {"called", "named"} or (before in TITLES and two_before not in {"a", "the", "my"}):
+            found.add(word.removesuffix("'s"))
+        elif (before in PLACE_BEFORE or (before == "to" and two_before in MOVES)) and word not in NOT_PLACES:
+            found.add(word.removesuffix("'s"))
+    return found
+
+
+def recase(text: str, names: Iterable[str]) -> str:
+    """``text`` with each of ``names`` (lower case) capitalised where it stands as a lower-case word."""
+    wanted = set(names)
+    if not wanted:
+        return text
+    return re.sub(
+        r"(?<![\w'-])[a-z][\w-]*",
+        lambda m: m.group(0).capitalize() if m.group(0) in wanted else m.group(0),
+        text,
+    )
+
+
+def restore(text: str, names: Iterable[str]) -> str:
+    """The reverse of ``recase`` on a quote: the names given back the user's lower case."""
+    wanted = {n.capitalize(): n for n in names}
+    if not wanted:
+        return text
+    return re.sub(r"(?<![\w'-])[A-Z][\w-]*", lambda m: wanted.get(m.group(0), m.group(0)), text)
+
+
+def recased_turns(turns: Sequence, extra: str = "") -> tuple[list, set[str]]:
+    """The user's turns (objects with ``role`` and ``content``; a dataclass, copied) with the names
+    any of them or ``extra`` marks capitalised in all of them, and those names."""
+    names = set(named(extra))
+    for t in turns:
+        if t.role == "user" and t.content:
+            names |= named(t.content)
+    if not names:
+        return list(turns), names
+    out = [replace(t, content=recase(t.content, names)) if t.role == "user" and t.content else t for t in turns]
+    return out, names

@@ -1,0 +1,72 @@
+"""Names typed in lower case, capitalised for the answer rules (``assistant.answering.recase``)."""
+
+from dataclasses import dataclass
+
+import pytest
+
+from assistant.answering.kinds import has_kind
+from assistant.answering.recase import named, recase, recased_turns, restore
+
+
+@dataclass(frozen=True)
+class Turn:
+    number: int
+    role: str
+    content: str
+
+
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("my roommate dariusz makes amazing dumplings", {"dariusz"}),
+        ("my brother james is 30", {"james"}),
+        ("my teacher is a guy called yusuf", {"yusuf"}),
+        ("appointment tuesday with dr okonkwo", {"okonkwo"}),
+        ("the bakery is called pan de oro, its in cuenca", {"pan", "cuenca"}),
+        ("im flying to ljubljana on the 14th", {"ljubljana"}),
+    ],
+)
+def test_a_name_is_known_by_its_place(text, names):
+    assert named(text) == names
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my wife works in finance",
+        "my sister lives in town",
+        "my friend told me to go to bed",
+        "nice to meet you, i want to learn",
+        "my son is in year 4",
+        "listening to music at home",
+    ],
+)
+def test_common_words_after_a_role_or_preposition_are_no_names(text):
+    assert named(text) == set()
+
+
+def test_recasing_changes_only_the_names_letter_for_letter():
+    text = "my flatmate siobhan makes amazing pierogi"
+    cased = recase(text, {"siobhan"})
+    assert cased == "my flatmate Siobhan makes amazing pierogi"
+    assert len(cased) == len(text)
+    assert restore(cased, {"siobhan"}) == text
+
+
+def test_a_lower_case_name_then_counts_as_a_name_for_the_rules():
+    text = "my flatmate siobhan makes amazing pierogi"
+    assert not has_kind(text.replace("my flatmate ", "then "), "name")
+    (turn,), names = recased_turns([Turn(3, "user", text)])
+    assert has_kind(turn.content, "name") and names == {"siobhan"}
+
+
+def test_the_assistants_turns_and_turns_without_names_are_left_as_they_are():
+    turns = [Turn(1, "user", "hello there"), Turn(2, "assistant", "my friend bob says hi")]
+    out, names = recased_turns(turns)
+    assert out == turns and names == set()
+
+
+def test_a_name_from_one_turn_is_capitalised_in_the_others():
+    turns = [Turn(1, "user", "my cousin zainab is coming"), Turn(3, "user", "zainab loves hiking")]
+    out, _ = recased_turns(turns, "where does zainab live?")
+    assert [t.content for t in out] == ["my cousin Zainab is coming", "Zainab loves hiking"]
