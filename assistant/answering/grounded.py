@@ -22,7 +22,7 @@ import numpy as np
 from assistant.answering.answer import grounded_answer
 from assistant.answering.message import is_question, split
 from assistant.answering.note import Note
-from assistant.answering.notes import select_notes
+from assistant.answering.notes import is_statement, select_notes
 from assistant.answering.replies import statement_reply
 from assistant.answering.wording import wording
 
@@ -51,8 +51,10 @@ def grounded_reply(llm, embed, message: str, turn: int, active, retrieval, cap: 
         current = Note(turn, "user", parts.stated, 1.0, embed(parts.stated)) if parts.stated else None
         picked = select_notes(parts.asked, active, retrieval, current=current)
         if picked.notes:
+            told = [c for c in sorted(active, key=lambda c: c.number) if is_statement(c)]
+            told += [current] if current is not None else []
             text, vec, how, used = grounded_answer(
-                llm, embed, picked.notes, parts.asked, cap, count, picked.sure, picked.required
+                llm, embed, picked.notes, parts.asked, cap, count, picked.sure, picked.required, told
             )
             weight = {n.number: n.weight for n in used} if picked.sure else retrieval.confidence
             cites = [(n.number, weight.get(n.number, GUESS_WEIGHT)) for n in used]
