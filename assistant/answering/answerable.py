@@ -58,22 +58,31 @@ _KIND_WORDS = {
     "time": "when day date month year weekday time",
     "place": "where place city town country village island state location located whereabouts",
     "colour": "colour color colours colors",
-    "job": "job jobs occupation profession career living work works working",
+    "job": "job jobs title occupation profession career living work works working",
     "code": "code pin password passcode passphrase combination combo",
-    "food": "food dish meal",
+    "food": "food dish meal eat ate eating",
     "amount": "amount much",
     "number": "number numbers digit digits age old many much long count",
 }
 KIND_WORDS = {kind: frozenset(stem(w) for w in ws.split()) for kind, ws in _KIND_WORDS.items()}
 # verbs that say nothing of what is asked ("Where am I going on my trip?": the trip)
 LIGHT = frozenset(
-    stem(w)
-    for w in "go goes going went gone do does doing done get gets getting make makes have has be being "
-    "come comes coming came take takes supposed happen happens happened again remind now please".split()
+    "go goes going went gone do does doing done get gets getting got gotten make makes making made have has having "
+    "had be being been come comes coming came take takes taking took supposed happen happens happened again remind "
+    "now please".split()
 )
 ROLE_GROUPS = stem_groups(ROLES)
-# a noun and the verb it is said with, whose stems differ ("my flight" / "I'm flying")
-DERIVED = stem_groups(("fly flying flew flown flight flights", "marry married marrying wedding", "born birthday"))
+# a noun and the verb it is said with, whose stems differ ("my flight" / "I'm flying"), and verbs said
+# for one another
+DERIVED = stem_groups(
+    (
+        "fly flying flew flown flight flights",
+        "marry married marrying wedding",
+        "born birthday",
+        "live lives living moved moving relocated relocating",  # who moved to a town lives there
+        "cost costs price paid pay spent spend",
+    )
+)
 # a name said of someone by a pronoun: "he's called Lukas", "her name is Pippa"
 PRONOUN_NAMED = re.compile(
     r"(?i)\b(?:he|she|it|they|his|her|its|their)(?:'s|\s+is|\s+was|\s+are)?\s+(?:called|named|name\s+is|name's)\s+\w"
@@ -114,12 +123,10 @@ def asked_for(question: str) -> Asked | None:
     for token in WORD.findall(question.lower()):
         plain = token.removesuffix("'s")
         s = stem(plain)
-        if len(plain) < 2 or plain in STOP_WORDS or plain in own or s in generic or plain.isdigit():
+        if len(plain) < 2 or plain in STOP_WORDS or plain in LIGHT or plain in own or s in generic or plain.isdigit():
             continue
         head.setdefault(s, plain)
-    if all(s in LIGHT for s in head):
-        head = {}
-    return Asked(kind, {s: w for s, w in head.items() if s not in LIGHT})
+    return Asked(kind, head)
 
 
 def _forms(s: str) -> set[str]:

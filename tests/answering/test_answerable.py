@@ -141,15 +141,15 @@ def test_a_statement_found_in_memory_speaks_of_whom_the_question_names():
 
 
 def test_a_word_close_by_the_embeddings_says_the_head():
-    vectors = {"relocating": [1.0, 0.1], "moving": [0.9, 0.2]}
+    vectors = {"workshop": [1.0, 0.1], "atelier": [0.9, 0.2]}
 
     def embed(text):
         v = np.asarray(vectors.get(text, [0.0, 1.0]), dtype=np.float32)
         return v / np.linalg.norm(v)
 
-    said = notes("so i'm Ottoline, moving into a flat in Coimbra next week")
-    assert judge(said, "Which town am I relocating to?", embed).how == "answer"
-    assert judge(said, "Which town am I relocating to?").how == "unsure"  # lexically, only near
+    said = notes("my atelier is in Ghent, above the bakery")
+    assert judge(said, "Which city is my workshop in?", embed).how == "answer"
+    assert judge(said, "Which city is my workshop in?").how == "unsure"  # lexically, only near
 
 
 # ----------------------------------------------------------------------------- the model's text
