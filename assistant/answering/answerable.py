@@ -39,11 +39,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.answering.asked import SAME
+from assistant.answering.asked import DETERMINERS, SAME
 from assistant.answering.kinds import TIME_NAMES, expected_kind, kind_beyond
-from assistant.answering.message import states
+from assistant.answering.message import SENTENCE, states
 from assistant.answering.note import Note, salient
-from assistant.answering.referents import ROLES, names
+from assistant.answering.referents import ROLES, names, referent
 from assistant.answering.related import RELATED
 from assistant.retrieval.lexical import STOP_WORDS, WORD, stem, stem_groups, words
 
@@ -65,12 +65,13 @@ _KIND_WORDS = {
     "number": "number numbers digit digits age old many much long count",
 }
 KIND_WORDS = {kind: frozenset(stem(w) for w in ws.split()) for kind, ws in _KIND_WORDS.items()}
-# verbs that say nothing of what is asked ("Where am I going on my trip?": the trip)
+# verbs and adjectives that say nothing of what is asked ("Where am I going on my trip?": the trip)
 LIGHT = frozenset(
     "go goes going went gone do does doing done get gets getting got gotten make makes making made have has having "
     "had be being been come comes coming came take takes taking took supposed happen happens happened again remind "
-    "now please".split()
+    "now please new latest last first next current these days".split()
 )
+NUMERAL = re.compile(r"(?i)^(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred)$")
 ROLE_GROUPS = stem_groups(ROLES)
 # a noun and the verb it is said with, whose stems differ ("my flight" / "I'm flying"), and verbs said
 # for one another
@@ -90,7 +91,14 @@ PRONOUN_NAMED = re.compile(
 )
 # the assistant speaks to the user, never of them: "The user asked: ...", "The user is a dog named ..."
 NARRATES_USER = re.compile(r"(?i)\b(?:the|this)\s+(?:user|person|speaker)(?:'s)?\b")
-CLAUSE = re.compile(r"[.!?;,:]+(?=\s|$)\s*|[()]+\s*|\s+(?:but|so|though|although)\s+|\s+-+\s+")
+# where a sentence's clauses part: a semicolon, a colon, "but" / "so", and a comma before "it",
+# "that", "they" ... ("the tour company changed the itinerary, it's Fortaleza now"); other commas
+# join a list or an apposition to its clause ("I parked on level 3, spot C12")
+CLAUSE = re.compile(
+    r"[;:]+(?=\s|$)\s*|\s+(?:but|so(?!\s+(?:far|much|many)\b)|though|although)\s+"
+    r"|,\s*(?=(?:and|but|so|it|it's|its|that|that's|this|they|they're|which|there|there's)\b)|\s+-+\s+",
+    re.IGNORECASE,
+)
 
 
 def narrates_user(text: str) -> bool:
@@ -99,17 +107,23 @@ def narrates_user(text: str) -> bool:
 
 
 def clauses(text: str) -> list[str]:
-    """The clauses of a turn: split at sentence ends, commas, brackets and "but" / "so"."""
-    return [c.strip() for c in CLAUSE.split(text) if c and c.strip()]
+    """The clauses of a turn: its sentences (a title's full stop ends none: "Dr. Okonkwo"), split
+    where ``CLAUSE`` parts them."""
+    out = []
+    for sentence in SENTENCE.split(text.strip()):
+        out += [c.strip(" ,.!?") for c in CLAUSE.split(sentence) if c and c.strip(" ,.!?")]
+    return out
 
 
 @dataclass(frozen=True)
 class Asked:
     """What a question asks for: the kind of value and the head's words (stem -> the word as typed;
-    empty: the value alone is asked for)."""
+    empty: the value alone is asked for); ``thing``: the head's stems said as a noun ("my insurance
+    quote", "what school"), not a verb ("move", "stay")."""
 
     kind: str
     head: dict[str, str]
+    thing: frozenset[str] = frozenset()
 
 
 def asked_for(question: str) -> Asked | None:
@@ -120,13 +134,22 @@ def asked_for(question: str) -> Asked | None:
     own = names(question) | {w.lower() for w in re.findall(r"\b[A-Z][\w'-]*", question[1:])}
     generic = KIND_WORDS.get(kind, frozenset()) | {stem(w) for w in TIME_NAMES}
     head: dict[str, str] = {}
+    thing, noun = set(), False
     for token in WORD.findall(question.lower()):
         plain = token.removesuffix("'s")
         s = stem(plain)
-        if len(plain) < 2 or plain in STOP_WORDS or plain in LIGHT or plain in own or s in generic or plain.isdigit():
+        if plain in DETERMINERS or plain in ("what", "which") or token.endswith("'s"):
+            noun = True  # a noun phrase opens: "my insurance quote", "the tour company", "what school"
+            if not token.endswith("'s"):
+                continue
+        said_nothing = plain in STOP_WORDS or plain in LIGHT or plain.isdigit() or NUMERAL.match(plain)
+        if len(plain) < 2 or said_nothing or plain in own or s in generic:
+            noun = noun and s in generic and plain not in STOP_WORDS  # "what time is ...": the phrase goes on
             continue
         head.setdefault(s, plain)
-    return Asked(kind, head)
+        if noun:
+            thing.add(s)
+    return Asked(kind, head, frozenset(thing))
 
 
 def _forms(s: str) -> set[str]:
@@ -240,24 +263,40 @@ def judge(
             weight = min(getattr(n, "weight", 1.0) for n in notes)
             note = Note(c.number, c.role, c.content, weight, getattr(c, "vector", None))
             return Verdict("answer", [note], tuple(got))
+    lexical = Similar(None)
     valued = [n for n in notes if kind_beyond(n.content, asked.kind, question, loose=True)]
+    near = [n for n in valued if says_head(n.content, asked, similar) or _head_before(n, asked, told, lexical)]
+    if near:
+        return Verdict("unsure", near)
     spoken = [
         t
         for t in [*notes, *told]
         if t.role == "user" and states(t.content) and _head_without_value(t.content, question, asked)
     ]
-    if valued and asked.head and not spoken:
+    if valued and not spoken:
         return Verdict("unsure", valued)
     return Verdict("unknown", [])
 
 
+def _head_before(note, asked: Asked, told: Sequence, similar: Similar) -> bool:
+    """Does the note point back by a pronoun to a statement saying the head ("they pushed it to 2:30"
+    after "big pitch to Halvorsen & Quist tomorrow")?"""
+    if not hasattr(note, "number"):
+        return False
+    back = referent(note, told)
+    return back is not None and says_head(back.content, asked, similar)
+
+
 def _head_without_value(text: str, question: str, asked: Asked) -> bool:
-    """Does a clause of the text say the head and hold no value of the asked kind ("the insurance
-    quote is killing me though")? Lexically only: a word merely close to the head is no evidence
-    that the user spoke of it."""
+    """Does a clause of the text say the head as a noun and hold no value of the asked kind ("the
+    insurance quote is killing me though")? Lexically only: a word merely close to the head is no
+    evidence that the user spoke of it; a verb ("stay" in "we'll stay in") speaks of too much."""
+    if not asked.thing:
+        return False
+    said = Asked(asked.kind, {s: w for s, w in asked.head.items() if s in asked.thing})
     lexical = Similar(None)
-    return bool(asked.head) and any(
-        says_head(c, asked, lexical) and not kind_beyond(c, asked.kind, question, loose=True) for c in clauses(text)
+    return any(
+        says_head(c, said, lexical) and not kind_beyond(c, asked.kind, question, loose=True) for c in clauses(text)
     )
 
 
