@@ -72,7 +72,10 @@ def grounded_answer(
         return text, embed(text), "unknown", []
     notes = verdict.notes
     if verdict.how == "unsure":
-        text = cap_text(extractive(notes, False, lang, bool(required)), cap, count)
+        text = extractive(notes, False, lang, bool(required))
+        if count(text) > cap:
+            text = extractive(notes, False, lang, bool(required), message)
+        text = cap_text(text, cap, count)
         return text, embed(text), "extractive", [quoted_note(notes)]
     raw = llm.complete(
         grounded_messages(notes, message),
