@@ -229,8 +229,9 @@ def judge(
     holds a value of the kind (the statement it corrects said the head).
 
     * ``answer``: a note answers (those that do first); or, when none does, the latest statement in
-      memory that answers and speaks of whom the question names ("for 2 years" of "been bouldering
-      at a gym called Cragstone for 2 years now" for "How long have I been going there?").
+      memory that answers, speaks of whom the question names and no later statement corrects ("for 2
+      years" of "been bouldering at a gym called Cragstone for 2 years now" for "How long have I been
+      going there?").
     * ``unknown``: nothing answers, and either no note holds a value of the kind, or the user spoke
       of the head without giving one ("the insurance quote is killing me though"): what is asked was
       never said.
@@ -256,7 +257,7 @@ def judge(
     asked_names = names(question) - TIME_NAMES
     lexical = Similar(None)  # every statement's words embedded would cost the answer's first token
     for c in reversed(list(told)):
-        if asked_names and not asked_names & names(c.content):
+        if (asked_names and not asked_names & names(c.content)) or _superseded(c, told, asked.kind, question):
             continue
         got = answering_clauses(c.content, question, asked, lexical)
         if got:
@@ -276,6 +277,17 @@ def judge(
     if valued and not spoken:
         return Verdict("unsure", valued)
     return Verdict("unknown", [])
+
+
+def _superseded(c, told: Sequence, kind: str, question: str) -> bool:
+    """Does a later statement holding a value of the kind point back to ``c`` ("hm no, just checked,
+    it's 4417" after "my new phone number ends in 4471")? Then ``c``'s value is the stale one."""
+    for t in told:
+        if t.number > c.number and kind_beyond(t.content, kind, question):
+            back = referent(t, told)
+            if back is not None and back.number == c.number:
+                return True
+    return False
 
 
 def _head_before(note, asked: Asked, told: Sequence, similar: Similar) -> bool:

@@ -150,6 +150,12 @@ def test_a_statement_in_memory_that_answers_is_found_when_no_note_does():
     assert v.how == "answer" and [n.number for n in v.notes] == [1]
 
 
+def test_a_statement_found_in_memory_is_not_one_a_later_statement_corrects():
+    told = notes("my new phone number ends in 4471", "hm no, just checked, it's 4417. i always swap those")
+    v = judge(told[1:], "What are the last four digits of my phone number?", told=told)
+    assert v.how == "unsure" and [n.number for n in v.notes] == [3]  # the correction, as a guess
+
+
 def test_a_statement_found_in_memory_speaks_of_whom_the_question_names():
     told = notes("my sister moved to Porto in May", "my climbing buddy Ignatius moved away last month")
     assert judge(told[1:], "Where did Ignatius move to?", told=told).how == "unknown"
