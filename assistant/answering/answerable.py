@@ -73,6 +73,8 @@ LIGHT = frozenset(
 )
 NUMERAL = re.compile(r"(?i)^(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred)$")
 ROLE_GROUPS = stem_groups(ROLES)
+# the kinds whose new value after a pronoun pointing back corrects the old one
+CORRECTED = frozenset(("number", "amount", "clock", "time", "code"))
 # a noun and the verb it is said with, whose stems differ ("my flight" / "I'm flying"), and verbs said
 # for one another
 DERIVED = stem_groups(
@@ -243,10 +245,16 @@ def judge(
         return Verdict("answer", list(notes))
     similar = Similar(embed)
     good, found = [], []
+    lexical = Similar(None)  # every statement's words embedded would cost the answer's first token
+    chain = _statements(notes, told)
     for n in notes:
         got = answering_clauses(n.content, question, asked, similar)
-        if not got and required and _carries(n.content, required) and kind_beyond(n.content, asked.kind, question):
-            got = [n.content]  # "hm no, just checked, it's 4417": the corrected statement said the head
+        if got and n.role == "user" and _superseded(n, chain, asked.kind, question):
+            continue  # "my new phone number ends in 4471", then "hm no, just checked, it's 4417"
+        valued = kind_beyond(n.content, asked.kind, question)
+        fixes = (required and _carries(n.content, required)) or _corrects(n, chain, asked, question)
+        if not got and valued and fixes:
+            got = [n.content]  # "hm no, just checked, it's 4417": the statement it corrects said the head
         if got:
             good.append(n)
             found += got
@@ -255,7 +263,6 @@ def judge(
         kept = mine or good
         return Verdict("answer", kept + [n for n in notes if n not in kept], tuple(found))
     asked_names = names(question) - TIME_NAMES
-    lexical = Similar(None)  # every statement's words embedded would cost the answer's first token
     for c in reversed(list(told)):
         if (asked_names and not asked_names & names(c.content)) or _superseded(c, told, asked.kind, question):
             continue
@@ -264,7 +271,6 @@ def judge(
             weight = min(getattr(n, "weight", 1.0) for n in notes)
             note = Note(c.number, c.role, c.content, weight, getattr(c, "vector", None))
             return Verdict("answer", [note], tuple(got))
-    lexical = Similar(None)
     valued = [n for n in notes if kind_beyond(n.content, asked.kind, question, loose=True)]
     near = [n for n in valued if says_head(n.content, asked, similar) or _head_before(n, asked, told, lexical)]
     if near:
@@ -279,9 +285,29 @@ def judge(
     return Verdict("unknown", [])
 
 
+def _statements(notes: Sequence, told: Sequence) -> list:
+    """The user's statements in memory and the user's notes, each turn once, oldest first."""
+    seen = {c.number: c for c in told}
+    for n in notes:
+        if n.role == "user" and hasattr(n, "number"):
+            seen.setdefault(n.number, n)
+    return sorted(seen.values(), key=lambda c: c.number)
+
+
+def _corrects(note, told: Sequence, asked: Asked, question: str) -> bool:
+    """Does the note point back by a pronoun to a statement that answers, giving a value of its own
+    (a correction: "hm no, just checked, it's 4417" after "my new phone number ends in 4471")?"""
+    back = referent(note, told) if note.role == "user" and asked.kind in CORRECTED else None
+    return back is not None and bool(answering_clauses(back.content, question, asked, Similar(None)))
+
+
 def _superseded(c, told: Sequence, kind: str, question: str) -> bool:
     """Does a later statement holding a value of the kind point back to ``c`` ("hm no, just checked,
-    it's 4417" after "my new phone number ends in 4471")? Then ``c``'s value is the stale one."""
+    it's 4417" after "my new phone number ends in 4471")? Then ``c``'s value is the stale one. Only
+    for a number, an amount, a time or a code: a name after "he" is the next fact about him ("He lives
+    in Vienna." after "My best friend is Lukas."), not a new name for him."""
+    if kind not in CORRECTED:
+        return False
     for t in told:
         if t.number > c.number and kind_beyond(t.content, kind, question):
             back = referent(t, told)

@@ -152,8 +152,16 @@ def test_a_statement_in_memory_that_answers_is_found_when_no_note_does():
 
 def test_a_statement_found_in_memory_is_not_one_a_later_statement_corrects():
     told = notes("my new phone number ends in 4471", "hm no, just checked, it's 4417. i always swap those")
-    v = judge(told[1:], "What are the last four digits of my phone number?", told=told)
-    assert v.how == "unsure" and [n.number for n in v.notes] == [3]  # the correction, as a guess
+    question = "What are the last four digits of my phone number?"
+    for cited in (told[1:], told, told[::-1]):
+        v = judge(cited, question, told=told)
+        assert v.how == "answer" and v.notes[0].number == 3  # the correction, never the stale value
+
+
+def test_a_name_after_a_pronoun_is_a_new_fact_not_a_correction():
+    told = notes("My best friend is Lukas.", "He lives in Vienna.")
+    v = judge(told, "What's my best friend's name?", told=told)
+    assert v.how == "answer" and v.notes[0].number == 1
 
 
 def test_a_statement_found_in_memory_speaks_of_whom_the_question_names():
