@@ -18,9 +18,15 @@ longer than the whole memory budget. So:
 * **Clean.** Prompt syntax never reaches the user: ``[cited]``, ``[T12]`` and similar markers are
   removed from whatever the model writes (``clean_answer``).
 
+* **Answerable.** Before the model is asked, the notes pass the answerability gate
+  (``answerable``): a clause must say what the question asks about and a value of the kind it asks
+  for ("What's my girlfriend called?" is not answered by "transferred to the station in Ostrava");
+  else "I don't know", or the closest note quoted as a guess. The model's text passes it too, and
+  never speaks of "the user" in the third person.
+
 Where each part lives: ``prompts`` (what the model is shown), ``cleaning`` (markers removed, the
-cap), ``agreement`` (the grounding checks), ``quoting`` (the extractive answer), ``replies`` (the
-reply to a statement).
+cap), ``agreement`` (the grounding checks), ``answerable`` (the gate), ``quoting`` (the extractive
+answer), ``replies`` (the reply to a statement).
 
 A configured (larger) model gets the whole in-memory context with the cited turns named in the
 system prompt, streamed as it writes (``context`` mode), with the same cap and cleaning.

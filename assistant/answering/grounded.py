@@ -8,7 +8,9 @@
   for the model's text, the quoted turn for a quote -- so the turn a quote names is the turn it
   cites; a guess cites with the ranker's confidence rather than a citation's weight.
 * A question about the user that nothing in memory answers gets "I don't know", not a quote of a
-  turn beside it.
+  turn beside it; nor does one whose notes speak of the same person or thing without saying what is
+  asked (the answerability gate, ``assistant.answering.answerable``: the question's head and a value
+  of its kind in one clause), which reads the user's statements in memory too.
 * Anything else (a statement, a question to the assistant) gets the model's short reply, checked,
   or a plain acknowledgement; it cites what the retrieval step cited.
 """
