@@ -252,7 +252,7 @@ def judge(
         if got and n.role == "user" and _superseded(n, chain, asked.kind, question):
             continue  # "my new phone number ends in 4471", then "hm no, just checked, it's 4417"
         valued = kind_beyond(n.content, asked.kind, question)
-        fixes = (required and _carries(n.content, required)) or _corrects(n, chain, asked, question)
+        fixes = (required and _carries(n.content, required)) or _points_to_answer(n, chain, asked, question)
         if not got and valued and fixes:
             got = [n.content]  # "hm no, just checked, it's 4417": the statement it corrects said the head
         if got:
@@ -294,10 +294,12 @@ def _statements(notes: Sequence, told: Sequence) -> list:
     return sorted(seen.values(), key=lambda c: c.number)
 
 
-def _corrects(note, told: Sequence, asked: Asked, question: str) -> bool:
-    """Does the note point back by a pronoun to a statement that answers, giving a value of its own
-    (a correction: "hm no, just checked, it's 4417" after "my new phone number ends in 4471")?"""
-    back = referent(note, told) if note.role == "user" and asked.kind in CORRECTED else None
+def _points_to_answer(note, told: Sequence, asked: Asked, question: str) -> bool:
+    """Does the note point back by a pronoun to a statement that answers, giving a value of its own?
+    It speaks of what that statement does: a correction ("hm no, just checked, it's 4417" after "my
+    new phone number ends in 4471") or the next fact ("they're going to Hillcrest Primary" after "my
+    twins start school on Monday")."""
+    back = referent(note, told) if note.role == "user" else None
     return back is not None and bool(answering_clauses(back.content, question, asked, Similar(None)))
 
 

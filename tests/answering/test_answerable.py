@@ -158,6 +158,12 @@ def test_a_statement_found_in_memory_is_not_one_a_later_statement_corrects():
         assert v.how == "answer" and v.notes[0].number == 3  # the correction, never the stale value
 
 
+def test_a_value_after_a_pronoun_pointing_back_to_the_head_answers():
+    told = notes("my twins Ludo and Imogen start school on Monday", "they're going to Hillcrest Primary")
+    v = judge(told[::-1], "Which school are they going to?", told=told)
+    assert v.how == "answer" and v.notes[0].number == 3
+
+
 def test_a_name_after_a_pronoun_is_a_new_fact_not_a_correction():
     told = notes("My best friend is Lukas.", "He lives in Vienna.")
     v = judge(told, "What's my best friend's name?", told=told)
