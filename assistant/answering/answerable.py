@@ -261,6 +261,11 @@ def judge(
     if good:
         mine = [n for n in good if n.role == "user"]
         kept = mine or good
+        first = notes[0]
+        if first not in good and first.number > max(n.number for n in kept) and _near(first, question, asked, similar):
+            # "Sorry, that was my old dentist. The new one is Dr. Amani." after "My dentist is Dr.
+            # Lindqvist.": the best-ranked note is the later word on the head, and stays first
+            kept = [first, *kept]
         return Verdict("answer", kept + [n for n in notes if n not in kept], tuple(found))
     asked_names = names(question) - TIME_NAMES
     for c in reversed(list(told)):
@@ -283,6 +288,15 @@ def judge(
     if valued and not spoken:
         return Verdict("unsure", valued)
     return Verdict("unknown", [])
+
+
+def _near(note, question: str, asked: Asked, similar: Similar) -> bool:
+    """Does a user's statement say the head and a value of the kind, in any clauses?"""
+    return (
+        note.role == "user"
+        and kind_beyond(note.content, asked.kind, question, loose=True)
+        and says_head(note.content, asked, similar)
+    )
 
 
 def _statements(notes: Sequence, told: Sequence) -> list:

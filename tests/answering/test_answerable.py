@@ -158,6 +158,14 @@ def test_a_statement_found_in_memory_is_not_one_a_later_statement_corrects():
         assert v.how == "answer" and v.notes[0].number == 3  # the correction, never the stale value
 
 
+def test_the_later_word_on_the_head_ranked_first_stays_first():
+    told = notes("My dentist is Dr. Lindqvist.", "Sorry, that was my old dentist. The new one is Dr. Amani.")
+    v = judge(told[::-1], "Who is my dentist?", told=told)
+    assert v.how == "answer" and v.notes[0].number == 3
+    v = judge(told, "Who is my dentist?", told=told)  # ranked second, the answering note comes first
+    assert v.notes[0].number == 1
+
+
 def test_a_value_after_a_pronoun_pointing_back_to_the_head_answers():
     told = notes("my twins Ludo and Imogen start school on Monday", "they're going to Hillcrest Primary")
     v = judge(told[::-1], "Which school are they going to?", told=told)
