@@ -230,10 +230,10 @@ def judge(
     note, ``answer``. ``required``: a correction's new words; a note carrying one answers when it
     holds a value of the kind (the statement it corrects said the head).
 
-    * ``answer``: a note answers (those that do first); or, when none does, the latest statement in
-      memory that answers, speaks of whom the question names and no later statement corrects ("for 2
-      years" of "been bouldering at a gym called Cragstone for 2 years now" for "How long have I been
-      going there?").
+    * ``answer``: a note answers (those that do first); or, when none does or comes near (below),
+      the latest statement in memory that answers, speaks of whom the question names and no later
+      statement corrects ("for 2 years" of "been bouldering at a gym called Cragstone for 2 years
+      now" for "How long have I been going there?").
     * ``unknown``: nothing answers, and either no note holds a value of the kind, or the user spoke
       of the head without giving one ("the insurance quote is killing me though"): what is asked was
       never said.
@@ -267,6 +267,10 @@ def judge(
             # Lindqvist.": the best-ranked note is the later word on the head, and stays first
             kept = [first, *kept]
         return Verdict("answer", kept + [n for n in notes if n not in kept], tuple(found))
+    valued = [n for n in notes if kind_beyond(n.content, asked.kind, question, loose=True)]
+    near = [n for n in valued if says_head(n.content, asked, similar) or _head_before(n, asked, told, lexical)]
+    if near:
+        return Verdict("unsure", near)
     asked_names = names(question) - TIME_NAMES
     for c in reversed(list(told)):
         if (asked_names and not asked_names & names(c.content)) or _superseded(c, told, asked.kind, question):
@@ -276,10 +280,6 @@ def judge(
             weight = min(getattr(n, "weight", 1.0) for n in notes)
             note = Note(c.number, c.role, c.content, weight, getattr(c, "vector", None))
             return Verdict("answer", [note], tuple(got))
-    valued = [n for n in notes if kind_beyond(n.content, asked.kind, question, loose=True)]
-    near = [n for n in valued if says_head(n.content, asked, similar) or _head_before(n, asked, told, lexical)]
-    if near:
-        return Verdict("unsure", near)
     spoken = [
         t
         for t in [*notes, *told]

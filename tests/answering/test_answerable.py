@@ -166,6 +166,12 @@ def test_the_later_word_on_the_head_ranked_first_stays_first():
     assert v.notes[0].number == 1
 
 
+def test_a_cited_later_word_on_the_head_is_guessed_before_an_older_statement_is_found():
+    told = notes("My dentist is Dr. Lindqvist.", "Sorry, that was my old dentist. The new one is Dr. Amani.")
+    v = judge(told[1:], "Who is my dentist?", told=told)
+    assert v.how == "unsure" and [n.number for n in v.notes] == [3]
+
+
 def test_a_value_after_a_pronoun_pointing_back_to_the_head_answers():
     told = notes("my twins Ludo and Imogen start school on Monday", "they're going to Hillcrest Primary")
     v = judge(told[::-1], "Which school are they going to?", told=told)
