@@ -39,7 +39,7 @@ from collections.abc import Collection, Sequence
 import numpy as np
 
 from assistant.answering.agreement import agrees
-from assistant.answering.answerable import judge, model_answers
+from assistant.answering.answerable import judge, model_answers, valued_part
 from assistant.answering.cleaning import cap_text, clean_answer
 from assistant.answering.note import Note
 from assistant.answering.prompts import GROUNDED_MAX_TOKENS, GROUNDED_TEMPERATURE, ONE_SENTENCE, grounded_messages
@@ -80,7 +80,8 @@ def grounded_answer(
     if verdict.how == "unsure":
         text = extractive(notes, False, lang, bool(required))
         if count(text) > cap:
-            text = extractive(notes, False, lang, bool(required), message)
+            # too long with the hedge: the sentences of the quoted turn that hold a value of the kind
+            text = extractive([valued_part(quoted_note(notes), message)], False, lang, bool(required))
         text = cap_text(text, cap, count)
         return text, embed(text), "extractive", [quoted_note(notes)]
     raw = llm.complete(

@@ -373,3 +373,17 @@ def model_answers(text: str, question: str, verdict: Verdict) -> bool:
     given = salient(text) - names(question)
     said = set().union(*(salient(c) | {w.lower() for w in WORD.findall(c)} for c in verdict.clauses))
     return given <= said
+
+
+def valued_part(note: Note, question: str) -> Note:
+    """The note cut to its sentences holding a value of the asked kind ("The new one is Dr. Amani."
+    of "Sorry, that was my old dentist. The new one is Dr. Amani."): what a guess too long for the
+    cap keeps. The whole note when the question asks no kind or no sentence (or every one) holds one."""
+    asked = asked_for(question)
+    if asked is None:
+        return note
+    sentences = [x for x in SENTENCE.split(note.content.strip()) if x.strip()]
+    kept = [x for x in sentences if kind_beyond(x, asked.kind, question, loose=True)]
+    if not kept or len(kept) == len(sentences):
+        return note
+    return Note(note.number, note.role, " ".join(kept), note.weight, note.vector)

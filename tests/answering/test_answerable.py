@@ -244,3 +244,9 @@ def test_a_guess_is_quoted_as_one():
         llm, lambda t: None, said, "What school does Lysander go to?", 40, WORDS, told=said
     )
     assert how == "extractive" and text.startswith("I am not sure; the closest thing in memory: you told me (turn 1)")
+
+
+def test_a_guess_too_long_for_the_cap_keeps_the_sentences_holding_a_value():
+    said = notes("My dentist is Dr. Lindqvist.", "Sorry, that was my old dentist. The new one is Dr. Amani.")
+    text, _, how, _ = grounded_answer(FakeLLM(), lambda t: None, said[1:], "Who is my dentist?", 20, WORDS, told=said)
+    assert how == "extractive" and text.endswith("you told me (turn 3): The new one is Dr. Amani.")
