@@ -18,9 +18,15 @@ longer than the whole memory budget. So:
 * **Clean.** Prompt syntax never reaches the user: ``[cited]``, ``[T12]`` and similar markers are
   removed from whatever the model writes (``clean_answer``).
 
+* **Answerable.** Before the model is asked, the notes pass the answerability gate
+  (``answerable``): a clause must say what the question asks about and a value of the kind it asks
+  for ("What's my girlfriend called?" is not answered by "transferred to the station in Ostrava");
+  else "I don't know", or the closest note quoted as a guess. The model's text passes it too, and
+  never speaks of "the user" in the third person.
+
 Where each part lives: ``prompts`` (what the model is shown), ``cleaning`` (markers removed, the
-cap), ``agreement`` (the grounding checks), ``quoting`` (the extractive answer), ``replies`` (the
-reply to a statement).
+cap), ``agreement`` (the grounding checks), ``answerable`` (the gate), ``quoting`` (the extractive
+answer), ``replies`` (the reply to a statement).
 
 A configured (larger) model gets the whole in-memory context with the cited turns named in the
 system prompt, streamed as it writes (``context`` mode), with the same cap and cleaning.
@@ -33,15 +39,24 @@ from collections.abc import Collection, Sequence
 import numpy as np
 
 from assistant.answering.agreement import agrees
+from assistant.answering.answerable import judge, model_answers, valued_part
 from assistant.answering.cleaning import cap_text, clean_answer
 from assistant.answering.note import Note
 from assistant.answering.prompts import GROUNDED_MAX_TOKENS, GROUNDED_TEMPERATURE, ONE_SENTENCE, grounded_messages
 from assistant.answering.quoting import extractive, quoted_note
-from assistant.answering.wording import language
+from assistant.answering.wording import WORDINGS, language
 
 
 def grounded_answer(
-    llm, embed, notes: Sequence[Note], message: str, cap: int, count, sure: bool = True, required: Collection[str] = ()
+    llm,
+    embed,
+    notes: Sequence[Note],
+    message: str,
+    cap: int,
+    count,
+    sure: bool = True,
+    required: Collection[str] = (),
+    told: Sequence = (),
 ) -> tuple[str, np.ndarray, str, list[Note]]:
     """Ask the model from ``notes`` only (best first), keep its text if it agrees with them, else
     quote the first statement (``quoted_note``). ``message``: the question (the asking part of a
@@ -50,7 +65,25 @@ def grounded_answer(
     Returns (answer, its vector, how: ``model`` or ``extractive``, the notes it stands on: all of
     them for the model's text, the quoted one for a quote -- the answer's citations, so the turn a
     quote names is the turn it cites). ``sure=False``: the notes are the ranker's best guesses,
-    not citations, and an extractive answer says so. ``required``: see ``agrees``."""
+    not citations, and an extractive answer says so. ``required``: see ``agrees``.
+
+    The notes pass the answerability gate first (``assistant.answering.answerable``): when none
+    says what is asked the answer is "I don't know" (how: ``unknown``, standing on no note); when
+    one only comes near, it is quoted as a guess (``told``: the user's statements in memory, oldest
+    first, which the gate reads too)."""
+    lang = language(message)
+    verdict = judge(notes, message, embed, required, told)
+    if verdict.how == "unknown":
+        text = WORDINGS[lang].unknown
+        return text, embed(text), "unknown", []
+    notes = verdict.notes
+    if verdict.how == "unsure":
+        text = extractive(notes, False, lang, bool(required))
+        if count(text) > cap:
+            # too long with the hedge: the sentences of the quoted turn that hold a value of the kind
+            text = extractive([valued_part(quoted_note(notes), message)], False, lang, bool(required))
+        text = cap_text(text, cap, count)
+        return text, embed(text), "extractive", [quoted_note(notes)]
     raw = llm.complete(
         grounded_messages(notes, message),
         max_tokens=min(cap, GROUNDED_MAX_TOKENS),
@@ -59,8 +92,12 @@ def grounded_answer(
     )
     text = clean_answer(raw or "")
     vec = embed(text) if text else None
-    lang = language(message)
-    if text and language(text) == lang and agrees(text, vec, notes, message, required):
+    if (
+        text
+        and language(text) == lang
+        and agrees(text, vec, notes, message, required)
+        and model_answers(text, message, verdict)
+    ):
         text = cap_text(text, cap, count)
         told = [n for n in notes if n.role == "user"]
         return text, vec, "model", told or list(notes)

@@ -8,7 +8,9 @@
   for the model's text, the quoted turn for a quote -- so the turn a quote names is the turn it
   cites; a guess cites with the ranker's confidence rather than a citation's weight.
 * A question about the user that nothing in memory answers gets "I don't know", not a quote of a
-  turn beside it.
+  turn beside it; nor does one whose notes speak of the same person or thing without saying what is
+  asked (the answerability gate, ``assistant.answering.answerable``: the question's head and a value
+  of its kind in one clause), which reads the user's statements in memory too.
 * Anything else (a statement, a question to the assistant) gets the model's short reply, checked,
   or a plain acknowledgement; it cites what the retrieval step cited.
 """
@@ -22,7 +24,7 @@ import numpy as np
 from assistant.answering.answer import grounded_answer
 from assistant.answering.message import is_question, split
 from assistant.answering.note import Note
-from assistant.answering.notes import select_notes
+from assistant.answering.notes import is_statement, select_notes
 from assistant.answering.recase import recase, recased_turns, restore
 from assistant.answering.replies import statement_reply
 from assistant.answering.wording import wording
@@ -54,8 +56,10 @@ def grounded_reply(llm, embed, message: str, turn: int, active, retrieval, cap: 
         current = Note(turn, "user", parts.stated, 1.0, embed(parts.stated)) if parts.stated else None
         picked = select_notes(parts.asked, active, retrieval, current=current, embed=embed)
         if picked.notes:
+            told = [c for c in sorted(active, key=lambda c: c.number) if is_statement(c)]
+            told += [current] if current is not None else []
             text, vec, how, used = grounded_answer(
-                llm, embed, picked.notes, parts.asked, cap, count, picked.sure, picked.required
+                llm, embed, picked.notes, parts.asked, cap, count, picked.sure, picked.required, told
             )
             if how == "extractive" and typed:
                 text = restore(text, typed)  # a quote in the user's own letters
