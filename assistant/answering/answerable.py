@@ -200,7 +200,9 @@ def answering_clauses(text: str, question: str, asked: Asked, similar: Similar) 
     """The clauses of ``text`` that say the head and hold a value of the asked kind."""
     out = []
     for c in clauses(text):
-        if not kind_beyond(c, asked.kind, question, loose=True):
+        # a sentence's capitalised first word may be a name, never makes the clause an answer
+        # ("Whatever, we'll stay in." does not say who is coming to stay)
+        if not kind_beyond(c, asked.kind, question):
             continue
         if says_head(c, asked, similar) or (asked.kind == "name" and PRONOUN_NAMED.search(c)):
             out.append(c)
@@ -269,6 +271,10 @@ def judge(
         return Verdict("answer", kept + [n for n in notes if n not in kept], tuple(found))
     valued = [n for n in notes if kind_beyond(n.content, asked.kind, question, loose=True)]
     near = [n for n in valued if says_head(n.content, asked, similar) or _head_before(n, asked, told, lexical)]
+    if near and not any(kind_beyond(n.content, asked.kind, question) for n in near):
+        # only a capitalised first word may be the value ("Whatever, we'll stay in."): a note that
+        # holds one inside a sentence is the better guess ("My older brother Tomasz is visiting")
+        near = [n for n in notes if n.role == "user" and kind_beyond(n.content, asked.kind, question)] + near
     if near:
         return Verdict("unsure", near)
     asked_names = names(question) - TIME_NAMES

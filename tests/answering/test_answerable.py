@@ -250,3 +250,21 @@ def test_a_guess_too_long_for_the_cap_keeps_the_sentences_holding_a_value():
     said = notes("My dentist is Dr. Lindqvist.", "Sorry, that was my old dentist. The new one is Dr. Amani.")
     text, _, how, _ = grounded_answer(FakeLLM(), lambda t: None, said[1:], "Who is my dentist?", 20, WORDS, told=said)
     assert how == "extractive" and text.endswith("you told me (turn 3): The new one is Dr. Amani.")
+
+
+def test_a_capitalised_first_word_does_not_make_a_clause_the_answer():
+    # "Whatever" may be a name only as a guess: the statement naming the visitor answers
+    picked = judge(
+        notes("Whatever, we'll stay in.", "My older brother Tomasz is visiting this weekend."),
+        "Who is coming to stay with me?",
+    )
+    assert picked.how != "answer" or picked.notes[0].content.startswith("My older brother")
+    assert "Whatever, we'll stay in." not in picked.clauses
+
+
+def test_a_name_inside_a_sentence_is_a_better_guess_than_a_capitalised_first_word():
+    picked = judge(
+        notes("Whatever, we'll stay in.", "My older brother Tomasz is visiting this weekend."),
+        "Who is coming to stay with me?",
+    )
+    assert picked.notes[0].content == "My older brother Tomasz is visiting this weekend."
