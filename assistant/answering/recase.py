@@ -16,17 +16,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from assistant.answering.kinds import TIME_NAMES, TIME_WORDS
+from assistant.answering.referents import ROLES as ROLE_GROUPS
 from assistant.retrieval.lexical import STOP_WORDS
 
-# whose role a name follows: family, the people around one, pets (a role said as "my ..." or "a ...")
-ROLES = frozenset(
-    """bf gf boyfriend girlfriend husband hubby wife partner fiance fiancee fiancé fiancée son daughter kid child
-baby brother sister sibling twin mum mom mother mam mama dad father papa parent grandma grandpa granny gran nan
-grandmother grandfather grandson granddaughter stepmum stepmom stepdad stepson stepdaughter friend mate buddy pal
-bestie cousin uncle aunt auntie nephew niece landlord landlady flatmate roommate housemate neighbour neighbor
-colleague coworker boss manager supervisor teacher tutor coach trainer therapist doctor dentist vet nurse
-mechanic physio lawyer accountant hairdresser barber guy girl man woman lady bloke dude cat dog puppy kitten
-rabbit bunny hamster horse parrot budgie tortoise turtle goldfish fish pony gecko snake""".split()
+# whose role a name follows: every word the answer rules have for a person or pet (``referents.ROLES``),
+# and the people around one they do not list ("my flatmate siobhan", "a guy called yusuf")
+ROLES = frozenset(w for group in ROLE_GROUPS for w in group.split()) | frozenset(
+    """fiance fiancee fiancé fiancée kid child baby twin mam parent gran stepmum stepmom stepdad stepson stepdaughter
+friend mate buddy pal bestie flatmate roommate housemate colleague coworker tutor nurse mechanic physio guy girl
+man woman lady bloke dude rabbit bunny hamster horse parrot budgie tortoise turtle goldfish fish pony gecko
+snake""".split()
 )
 # a title before a name ("dr okonkwo", "prof aigerim")
 TITLES = frozenset("dr doctor prof professor mr mrs ms miss mx sir madam auntie uncle aunt coach".split())
