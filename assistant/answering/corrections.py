@@ -7,8 +7,12 @@ changes what a question asks.
 * **The latest value of a slot** (``assistant.answering.latest``): without a cue, a later value of the
   same kind for the same slot.
 * **One value changed.** A correction changing only a time does not answer where the train goes, nor
-  which company the pitch is to (``changes_asked``); a cited correction of another value gives way to
-  the statement it corrects (``uncorrected``).
+  which company the pitch is to, and one whose words said again are all in a part of the statement
+  without the asked kind corrects that part's slot, not the asked one (``changes_asked``); a cited
+  correction of another value gives way to the statement it corrects (``uncorrected``).
+* **The old value set aside.** What the correction repeats of the statement it corrects, in a part
+  of its own ("..., Emil was the other cat"), is stale: the answer leaves it out
+  (``assistant.answering.parts``; ``corrected_by`` finds what a cited correction corrects).
 
 Used by the choice of notes (``assistant.answering.notes``).
 """
@@ -117,13 +121,16 @@ def uncorrected(n: Note, told: Sequence, kind: str | None, question: str) -> Not
     return n
 
 
+LOOK_BACK = 12  # a correction corrects one of the user's last statements before it, not the whole memory
+
+
 def corrected_by(n: Note, told: Sequence, kind: str | None, question: str):
     """The earlier statement of the user's that ``n`` corrects, or None: the latest one whose
     correction (``correction_of``) is ``n`` ("sorry, wrong one, his name is Oskar, Emil was the
     neighbour's cat" corrects "we adopted a tabby called Emil")."""
     if n.role != "user" or not CORRECTION.search(n.content):
         return None
-    for c in sorted((c for c in told if c.number < n.number), key=lambda c: -c.number):
+    for c in sorted((c for c in told if c.number < n.number), key=lambda c: -c.number)[:LOOK_BACK]:
         fix = correction_of(note_of(c, n.weight), told, kind, question)
         if fix is not None and fix.number == n.number:
             return c

@@ -19,7 +19,8 @@ short chat needs:
   supersedes it, and so does a later value of the same slot said without a cue ("transferred to the
   station in Ostrava" after "i work ... in Olomouc"; ``assistant.answering.corrections``,
   ``assistant.answering.latest``): the earlier note is left out of the answer, and the answer must
-  carry a value of the correction that the earlier note lacked (``Notes.required``).
+  carry a value of the correction that the earlier note lacked (``Notes.required``) and none of the
+  old values it names again (``Notes.stale``); the correction speaks of whom the earlier note spoke of.
 * **Reworded questions** (``assistant.answering.sentences``): among the guesses holding the answer's
   kind, the one whose sentence is closest to the question by embedding comes first ("been bouldering
   ... for 2 years now" for "How long have I been going there?"); "Which company ...?" prefers a
