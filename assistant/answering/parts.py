@@ -31,8 +31,9 @@ from assistant.retrieval.lexical import STOP_WORDS, WORD, stem
 BOUNDARY = re.compile(r"[.!?]+\s+|\s*[,;:]\s+|\s+-+\s+|\s+(?:but|so|though)\s+", re.IGNORECASE)
 # words a correction repeats that are no value: verb forms, and the chat around them
 _FORM = re.compile(r"(?:ed|ing|ly)$")
-# what a correction names after "not": "8 days not 5", "the 14th, not the 4th"
-AFTER_NOT = re.compile(r"(?i)\bnot\s+(?:the\s+)?([\w'-]+)")
+# what a correction names after "not": "8 days not 5", "the 14th, not the 4th"; after "it's" or "is"
+# the "not" denies the old value in a part of its own ("it's not Tuesday, it's Thursday")
+AFTER_NOT = re.compile(r"(?i)(?<!\bis)(?<!'s)(?<!\bits)(?<!\bwas)(?<!\bare)\s*,?\s+not\s+(?:the\s+)?([\w'-]+)")
 CHATTER = frozenset(
     """just really actually got get gets going gonna wanna gotta said says told think thought know knew
 sorry wait hold hang update correction oops ugh hmm yeah okay ok one thing things way lot bit first last next
@@ -106,7 +107,7 @@ def without_stale(text: str, stale: Collection[str]) -> str:
 def _not_stale(text: str, stale: Collection[str]) -> str:
     """``text`` without the stale words it puts aside by "not" ("thursday not tuesday" -> "thursday")."""
     drop = lambda m: "" if m.group(1).lower() in stale else m.group(0)  # noqa: E731
-    return re.sub(r"(?i)\s*,?\s+not\s+(?:the\s+)?([\w'-]+)", drop, text)
+    return AFTER_NOT.sub(drop, text)
 
 
 def carries_stale(text: str, stale: Collection[str]) -> bool:

@@ -164,6 +164,10 @@ def test_a_statement_said_again_names_no_stale_value():
     said = "my cousin Ilse is moving to Graz"
     assert stale_words(said, said, "Where is Ilse moving?") == set()
     assert without_stale("it's friday not thursday", {"thursday"}) == "it's friday"
+    # "it's not thursday" denies the old day in a part of its own: the part goes
+    fix = "Actually it's not Thursday, it's Friday."
+    stale = stale_words(fix, "The piano tuner comes on Thursday.", "What day does the piano tuner come?")
+    assert stale == {"thursday"} and without_stale(fix, stale) == "it's Friday."
 
 
 def test_names_in_lower_case_after_a_name_cue_or_as_someones_place():
