@@ -15,6 +15,8 @@ longer than the whole memory budget. So:
   contain, most of its own new words come from them, and its embedding is close to one of them.
   Otherwise the user gets an honest extractive answer quoting the turn: "You told me (turn 3): ...",
   worded in the user's language (``assistant.answering.wording``); so is a model answer in another language.
+* **Current.** When a correction is among the notes, neither the model's text nor the quote carries
+  the old value it names ("Emil was the neighbour's cat": ``assistant.answering.parts``).
 * **Clean.** Prompt syntax never reaches the user: ``[cited]``, ``[T12]`` and similar markers are
   removed from whatever the model writes (``clean_answer``).
 
@@ -42,6 +44,7 @@ from assistant.answering.agreement import agrees
 from assistant.answering.answerable import judge, model_answers, valued_part
 from assistant.answering.cleaning import cap_text, clean_answer
 from assistant.answering.note import Note
+from assistant.answering.parts import carries_stale
 from assistant.answering.prompts import GROUNDED_MAX_TOKENS, GROUNDED_TEMPERATURE, ONE_SENTENCE, grounded_messages
 from assistant.answering.quoting import extractive, quoted_note
 from assistant.answering.wording import WORDINGS, language
@@ -57,6 +60,7 @@ def grounded_answer(
     sure: bool = True,
     required: Collection[str] = (),
     told: Sequence = (),
+    stale: Collection[str] = (),
 ) -> tuple[str, np.ndarray, str, list[Note]]:
     """Ask the model from ``notes`` only (best first), keep its text if it agrees with them, else
     quote the first statement (``quoted_note``). ``message``: the question (the asking part of a
@@ -70,7 +74,9 @@ def grounded_answer(
     The notes pass the answerability gate first (``assistant.answering.answerable``): when none
     says what is asked the answer is "I don't know" (how: ``unknown``, standing on no note); when
     one only comes near, it is quoted as a guess (``told``: the user's statements in memory, oldest
-    first, which the gate reads too). Guessed notes of which one answers are quoted as the fact."""
+    first, which the gate reads too). Guessed notes of which one answers are quoted as the fact.
+    ``stale``: the old values a correction among the notes names again (``parts.stale_words``):
+    neither the model's text nor a quote may carry them."""
     lang = language(message)
     verdict = judge(notes, message, embed, required, told)
     if verdict.how == "unknown":
@@ -82,10 +88,10 @@ def grounded_answer(
         # quote is the fact, not a guess ("so im a radiographer ..." for "what's my profession?")
         sure = True
     if verdict.how == "unsure":
-        text = extractive(notes, False, lang, bool(required))
+        text = extractive(notes, False, lang, bool(required), stale=stale)
         if count(text) > cap:
             # too long with the hedge: the sentences of the quoted turn that hold a value of the kind
-            text = extractive([valued_part(quoted_note(notes), message)], False, lang, bool(required))
+            text = extractive([valued_part(quoted_note(notes), message)], False, lang, bool(required), stale=stale)
         text = cap_text(text, cap, count)
         return text, embed(text), "extractive", [quoted_note(notes)]
     raw = llm.complete(
@@ -101,14 +107,15 @@ def grounded_answer(
         and language(text) == lang
         and agrees(text, vec, notes, message, required)
         and model_answers(text, message, verdict)
+        and not carries_stale(text, stale)
     ):
         text = cap_text(text, cap, count)
         told = [n for n in notes if n.role == "user"]
         return text, vec, "model", told or list(notes)
     # a correction replaced a note (``required``): its quote leaves out the old value it names
-    text = extractive(notes, sure, lang, bool(required))
+    text = extractive(notes, sure, lang, bool(required), stale=stale)
     if count(text) > cap:
         # too long to quote whole: the sentences of the turn that speak of the question
-        text = extractive(notes, sure, lang, bool(required), message, embed)
+        text = extractive(notes, sure, lang, bool(required), message, embed, stale=stale)
     text = cap_text(text, cap, count)
     return text, embed(text), "extractive", [quoted_note(notes)]

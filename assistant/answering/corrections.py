@@ -7,8 +7,12 @@ changes what a question asks.
 * **The latest value of a slot** (``assistant.answering.latest``): without a cue, a later value of the
   same kind for the same slot.
 * **One value changed.** A correction changing only a time does not answer where the train goes, nor
-  which company the pitch is to (``changes_asked``); a cited correction of another value gives way to
-  the statement it corrects (``uncorrected``).
+  which company the pitch is to, and one whose words said again are all in a part of the statement
+  without the asked kind corrects that part's slot, not the asked one (``changes_asked``); a cited
+  correction of another value gives way to the statement it corrects (``uncorrected``).
+* **The old value set aside.** What the correction repeats of the statement it corrects, in a part
+  of its own ("..., Emil was the other cat"), is stale: the answer leaves it out
+  (``assistant.answering.parts``; ``corrected_by`` finds what a cited correction corrects).
 
 Used by the choice of notes (``assistant.answering.notes``).
 """
@@ -19,20 +23,33 @@ import re
 from collections.abc import Sequence
 
 from assistant.answering.kinds import CLOCK, TIME_WORDS, has_kind, label_value
-from assistant.answering.latest import newer_value
+from assistant.answering.latest import newer_value, values
 from assistant.answering.note import Note, note_of, salient
+from assistant.answering.parts import parts, repeated
 from assistant.answering.referents import referent, restates
 from assistant.answering.values import LABELS
-from assistant.retrieval.lexical import words
+from assistant.retrieval.lexical import WORD, words
 
+# a correction cue: a word or phrase with which people take back what they said ("actually", "scratch
+# that", "hold on", "turns out", "make that 8 not 6", "or rather"), or say that the
+# value changed ("pushed back to", "moving to", "switched to", "changed our minds")
+_TAKE_BACK = (
+    r"actually|instead|correction|i meant|meant to say|mis-?typed|misspoke|misspelt|misspelled|my bad|my mistake|"
+    r"mixed (?:it|them|that|those) up|mixed up|misread|mis-?heard|typo|typed (?:that|it|this) wrong|"
+    r"(?:said|wrote|got) (?:that|it|this) wrong|scratch that|strike that|forget (?:that|it|what|about)|"
+    r"ignore (?:that|what)|never ?mind|let me fix that|fix that|i lied|or rather|rather than|"
+    r"hold on|hang on|no wait|wait|oops|whoops|wrong|not quite|turns out|turned out|it turns out|"
+    r"on second thoughts?|second thoughts|changed (?:my|our|their|his|her) minds?|change of (?:plans?|heart)|"
+    r"make that|update|updated"
+)
+_CHANGED = (
+    r"changed|changing|moved (?:it|me|us|them)|rescheduled|pushed|postponed|delayed|shifted|bumped|"
+    r"brought (?:it |them )?forward|called off|cancell?ed|not anymore|no longer|rang back|called back|"
+    r"(?:got )?promoted|moved to|moving (?:it |us |them )?to|switched|switching|swapped|gone off|new job"
+)
 CORRECTION = re.compile(
-    r"(?i)\b(actually|instead|correction|i meant|mis-?typed|misspoke|misspelt|misspelled|my bad|"
-    r"mixed (?:it|them|that|those) up|mixed up|misread|"
-    r"typo|scratch that|change of plans?|changed|moved (?:it|me)|rescheduled|pushed|postponed|delayed|shifted|bumped|"
-    r"brought (?:it |them )?forward|called off|not anymore|"
-    r"no longer|wrong|oops|make that|update|wait|mix(?:ed)? (?:it|them|that|those|these) up|"
-    r"(?:got )?promoted|moved to|switched to|new job)\b"
-    r"|\bnot\s+\w+\s*,?\s+but\b|,\s*not\s+\w+"
+    rf"(?i)\b(?:{_TAKE_BACK}|{_CHANGED}|mix(?:ed)? (?:it|them|that|those|these) up)\b"
+    r"|\bnot\s+\w+\s*,?\s+but\b|,\s*not\s+\w+|\b\d\w*\s+(?:\w+\s+)?not\s+\d"
 )
 
 
@@ -62,6 +79,8 @@ def changes_asked(fix: str, note: str, kind: str | None, question: str = "") -> 
     does "it was at 10 but they pushed it to 2:30" say which company the pitch is to. A question of no
     kind may ask for a number that looks like a year ("it's the 2008" is a car model), so there a year
     is no time. Without a question, whether ``fix`` corrects ``note`` at all: yes."""
+    if kind is not None and _speaks_of_another_part(fix, note, kind, question):
+        return False
     if kind in ("time", "clock") or not (kind or question):
         return True
     new = salient(fix) - salient(note)
@@ -75,6 +94,21 @@ def changes_asked(fix: str, note: str, kind: str | None, question: str = "") -> 
     return not new <= timed
 
 
+def _speaks_of_another_part(fix: str, note: str, kind: str, question: str) -> bool:
+    """Does ``fix`` speak only of a part of ``note`` that holds no value of the asked kind? "update:
+    the blue anchor was full so we're at rosalind's" corrects where the party is, not the name in
+    "my uncle Piet turns 60 and we're taking him to a place called the blue anchor": the words it
+    says again are all in the part without the name. Without words said again, no one can tell."""
+    said = repeated(fix, note, question)
+    if not said:
+        return False
+    pieces = parts(note, at_and=True)
+    holding = [p for p in pieces if values(p, kind)] or [p for p in pieces if has_kind(p, kind)]
+    if not holding or len(holding) == len(pieces):
+        return False
+    return not any(said & {w.lower() for w in WORD.findall(p)} for p in holding)
+
+
 def uncorrected(n: Note, told: Sequence, kind: str | None, question: str) -> Note:
     """A cited correction that changes another value than the one asked ("it's 7:50 actually" for
     "What platform is it?") gives way to the statement it corrects, which holds the asked value."""
@@ -85,6 +119,22 @@ def uncorrected(n: Note, told: Sequence, kind: str | None, question: str) -> Not
         if fix is not None and fix.number == n.number:
             return n if changes_asked(n.content, c.content, kind, question) else note_of(c, n.weight)
     return n
+
+
+LOOK_BACK = 12  # a correction corrects one of the user's last statements before it, not the whole memory
+
+
+def corrected_by(n: Note, told: Sequence, kind: str | None, question: str):
+    """The earlier statement of the user's that ``n`` corrects, or None: the latest one whose
+    correction (``correction_of``) is ``n`` ("sorry, wrong one, his name is Oskar, Emil was the
+    neighbour's cat" corrects "we adopted a tabby called Emil")."""
+    if n.role != "user" or not CORRECTION.search(n.content):
+        return None
+    for c in sorted((c for c in told if c.number < n.number), key=lambda c: -c.number)[:LOOK_BACK]:
+        fix = correction_of(note_of(c, n.weight), told, kind, question)
+        if fix is not None and fix.number == n.number:
+            return c
+    return None
 
 
 def correction_of(note: Note, statements: Sequence, kind: str | None = None, question: str = ""):

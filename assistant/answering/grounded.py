@@ -59,7 +59,7 @@ def grounded_reply(llm, embed, message: str, turn: int, active, retrieval, cap: 
             told = [c for c in sorted(active, key=lambda c: c.number) if is_statement(c)]
             told += [current] if current is not None else []
             text, vec, how, used = grounded_answer(
-                llm, embed, picked.notes, parts.asked, cap, count, picked.sure, picked.required, told
+                llm, embed, picked.notes, parts.asked, cap, count, picked.sure, picked.required, told, picked.stale
             )
             if how == "extractive" and typed:
                 text = restore(text, typed)  # a quote in the user's own letters

@@ -59,10 +59,11 @@ CLOCK = re.compile(
 )
 TIME_NAMES = frozenset((_MONTHS + " " + _DAYS).split())
 # where something is: a capitalised name, or a place said with a preposition ("in the shed",
-# "under the blue flowerpot", "at my mother's house"), not a date ("on the 12th")
+# "under the blue flowerpot", "at my mother's house", "moving to the church hall"), not a date ("on the 12th")
 LOCATIVE = re.compile(
     r"(?i)\b(in|at|on|under|behind|near|next to|beside|by|inside|outside|above|below|from|into|"
-    r"opposite|across from|between|upstairs|downstairs)\s+(the|a|an|my|our|his|her|their|your|this|that)\s+(?!\d)\w"
+    r"opposite|across from|between|upstairs|downstairs|(?:mov(?:e|es|ed|ing)|relocat\w+)(?: it| us)? to)"
+    r"\s+(the|a|an|my|our|his|her|their|your|this|that)\s+(?!\d)\w"
 )
 # a name said as one: "called rafa", "her name is Bernice", "my bf kwame" (lower-case names too)
 _PEOPLE = (
@@ -136,8 +137,8 @@ INSTRUMENTS = re.compile(
     r"djembe|xylophone|marimba|glockenspiel|cajon)\b"
 )
 # an amount ("6400 euros", "950 a month", "1,350"): a number that is no clock time, date, label's
-# value ("flat number 12B", "year 4") or code
-_AMOUNT = re.compile(r"(?<![\w:.])[$\u20ac\u00a3]?\d[\d,.]*(?:k\b)?(?![\w:])")
+# value ("flat number 12B", "year 4") or code ("cb500", "mt-07")
+_AMOUNT = re.compile(r"(?<![\w:.])(?<![A-Za-z]-)[$\u20ac\u00a3]?\d[\d,.]*(?:k\b)?(?![\w:])")
 _LABEL_BEFORE = re.compile(
     r"(?i)\b(number|no|room|flat|apartment|gate|platform|seat|locker|bus|line|route|door|unit|suite|table|desk|"
     r"terminal|level|floor|spot|year|grade|class|code|pin)\s*$"

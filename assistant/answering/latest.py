@@ -13,9 +13,11 @@ People update what they said in their own words: "i work night shifts as a param
   (``SAME_SLOT``) and the later one says a change of value ("transferred to the station in Ostrava",
   "regraded it to V4": a verb in the past, then "to"/"into"/"in" and the value); two "my X is" slots
   with different heads are different slots ("my locker number is 218" / "my flat is number 41");
-* **the same subject**: the later sentence is not about someone else -- no "he" or "she" ("She's based
-  in Tangier" says where the aunt is, not that "Farida" was wrong), no person or pet the earlier one did not
-  speak of ("My sister lives in Rome." does not move the user from Paris) -- and the value is no name the question says.
+* **the same subject**: the part of the later statement giving the new value is not about someone
+  else -- no "he" or "she" ("She's based in Tangier" says where the aunt is, not that "Farida" was
+  wrong), no person or pet the earlier one did not speak of ("My sister lives in Rome." does not move
+  the user from Paris; "it's the canon r6 i want, the nikon was my dad's" does move the user's
+  wish: the dad is in the part naming the old value) -- and the value is no name the question says.
 
 The latest such statement wins. Used by the choice of notes (``assistant.answering.notes``) when no
 correction cue is found.
@@ -29,6 +31,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from assistant.answering.kinds import CLOCK, TIME_WORDS, _person_names, _places_named, amounts
+from assistant.answering.parts import parts
 from assistant.answering.referents import names, slot
 from assistant.answering.sentences import sentences
 from assistant.answering.values import ROLE_WORDS
@@ -101,7 +104,12 @@ def newer_value(note, statements: Sequence, kind: str | None, question: str, emb
         if c.number <= note.number:
             continue
         new = values(c.content, kind) - old - asked
-        if not new or THIRD_PERSON.search(c.content) or _roles(c.content) - _roles(note.content):
+        if not new:
+            continue
+        # whose the new value is: the parts of the statement that give it ("its a canon r6 i want, the
+        # nikon was my dad's" gives the user's; "the nikon was my dad's" only names the old one)
+        giving = " ".join(p for p in parts(c.content) if values(p, kind) & new) or c.content
+        if THIRD_PERSON.search(giving) or _roles(giving) - _roles(note.content):
             continue
         if same_slot(note.content, c.content, embed, kind):
             found = c if found is None or c.number > found.number else found

@@ -19,7 +19,8 @@ short chat needs:
   supersedes it, and so does a later value of the same slot said without a cue ("transferred to the
   station in Ostrava" after "i work ... in Olomouc"; ``assistant.answering.corrections``,
   ``assistant.answering.latest``): the earlier note is left out of the answer, and the answer must
-  carry a value of the correction that the earlier note lacked (``Notes.required``).
+  carry a value of the correction that the earlier note lacked (``Notes.required``) and none of the
+  old values it names again (``Notes.stale``); the correction speaks of whom the earlier note spoke of.
 * **Reworded questions** (``assistant.answering.sentences``): among the guesses holding the answer's
   kind, the one whose sentence is closest to the question by embedding comes first ("been bouldering
   ... for 2 years now" for "How long have I been going there?"); "Which company ...?" prefers a
@@ -48,7 +49,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from assistant.answering.asked import asked_slot
-from assistant.answering.corrections import CORRECTION, changes_asked, correction_of, superseding, uncorrected
+from assistant.answering.corrections import (
+    CORRECTION,
+    changes_asked,
+    corrected_by,
+    correction_of,
+    superseding,
+    uncorrected,
+)
 from assistant.answering.doing import no_doer, thing_not_said
 from assistant.answering.kinds import (
     TIME_NAMES,
@@ -62,6 +70,7 @@ from assistant.answering.kinds import (
 from assistant.answering.message import ASKS_A_FAVOUR, SELF_WORDS, about_the_user, is_question, recalls, states
 from assistant.answering.note import Note, salient
 from assistant.answering.note import note_of as _note
+from assistant.answering.parts import stale_words
 from assistant.answering.referents import about, asks_after, followers, names, unmentioned_role
 from assistant.answering.related import THE_THING, related, shares_word
 from assistant.answering.sentences import closeness, memo
@@ -120,12 +129,17 @@ def is_statement(c) -> bool:
 class Notes:
     """The notes an answer is built from, best first; ``sure``: they are citations, not guesses;
     ``required``: words of a correction the answer must carry one of (empty: none); ``unknown``:
-    memory holds nothing that answers, and the honest reply is "I don't know"."""
+    memory holds nothing that answers, and the honest reply is "I don't know"; ``stale``: the old
+    values a correction among the notes names again, which the answer must not carry
+    (``parts.stale_words``); ``replaced``: (the correction's number, the number of the statement it
+    corrects) for each correction that took a note's place."""
 
     notes: list[Note]
     sure: bool
     required: frozenset[str] = frozenset()
     unknown: bool = False
+    stale: frozenset[str] = frozenset()
+    replaced: tuple[tuple[int, int], ...] = ()
 
 
 def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUESSES, current=None, embed=None) -> Notes:
@@ -200,7 +214,8 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
                 notes.append(_note(extra[0], min(n.weight for n in notes)))
     notes = [uncorrected(n, told, kind, question) for n in notes]
     picked = _corrected(notes, told, kind, sure, bool(ASKS_ABOUT_ME.search(question)), question, embed)
-    on_subject = [n for n in picked.notes if subject and about(n.content, {subject}, told, n.number)]
+    heirs = _heirs(picked, told)
+    on_subject = [n for n in picked.notes if subject and _about(n, {subject}, told, heirs)]
     if subject and kind and not _answers_kind(on_subject, kind):
         # "What does Gideon do for a living?" and only "My neighbour Gideon lent me his ladder" is
         # about him: "just got home from work" holds a job, but the user's, not his
@@ -263,21 +278,28 @@ def _corrected(
     the latest statement giving another value of its slot (``latest.newer_value``); best first
     (``mine``: the question asks about the user as "I", and among the statements holding the
     answer's kind "I'm an electrician" comes before "My brother Yusuf is an accountant")."""
-    out, required = [], set()
+    out, required, stale, heirs = [], set(), set(), {}
     for n in notes:
         fix = superseding(n, statements, kind, question, embed) if n.role == "user" else None
         if fix is None:
             out.append(n)
+            # a cited correction names the old value it puts aside ("Emil was the neighbour's cat")
+            old = corrected_by(n, statements, kind, question) if n.role == "user" else None
+            stale |= stale_words(n.content, old.content, question) if old is not None else set()
             continue
         out.append(_note(fix, n.weight))
+        heirs.setdefault(fix.number, n)
         new = salient(fix.content) - salient(n.content)
         required |= new or (set(words(fix.content)) - set(words(n.content)))
+        stale |= stale_words(fix.content, n.content, question)
     kept = _once(out)
     asked = names(question) - TIME_NAMES
+    # a correction speaks of whom the statement it corrects spoke of ("update: the blue room was
+    # taken so we're in the garden room" after "my brother Anselm's dinner is in the blue room")
     kept.sort(
         key=lambda n: (
             not is_statement(n),
-            bool(asked) and not about(n.content, asked, statements, n.number),
+            bool(asked) and not _about(n, asked, statements, heirs),
             not kind_beyond(n.content, kind, question),
             not says_value(n.content, kind),
             mine and kind is not None and not I_START.match(n.content),
@@ -285,12 +307,26 @@ def _corrected(
             -n.number,
         )
     )
-    on_them = [n for n in kept if asked and n.role == "user" and about(n.content, asked, statements, n.number)]
+    on_them = [n for n in kept if asked and n.role == "user" and _about(n, asked, statements, heirs)]
     if on_them:
         # "Where does Lukas live?": a statement about someone else by name ("My cousin Emma lives in
         # Dublin.") is not shown to the model beside Lukas's
         kept = [n for n in kept if n in on_them or not _other_name(n.content)]
-    return Notes(kept, sure, frozenset(required))
+    replaced = tuple((new, old.number) for new, old in heirs.items())
+    return Notes(kept, sure, frozenset(required), stale=frozenset(stale), replaced=replaced)
+
+
+def _heirs(picked: Notes, told: Sequence) -> dict:
+    """Each correction that took a note's place -> the statement it corrects."""
+    by_number = {c.number: c for c in told}
+    return {new: by_number[old] for new, old in picked.replaced if old in by_number}
+
+
+def _about(n, asked: set[str], told: Sequence, heirs: dict) -> bool:
+    """Does the note speak of a name the question says, itself or as the correction of a statement
+    that does?"""
+    old = heirs.get(n.number)
+    return about(n.content, asked, told, n.number) or (old is not None and about(old.content, asked, told, old.number))
 
 
 def _once(notes: Sequence[Note]) -> list[Note]:

@@ -1,24 +1,26 @@
 """The extractive answer: a quote of the turn it cites, naming that turn's number.
 
 The quote is worded in the user's language (``assistant.answering.wording``); a correction is quoted
-without the old value it names after "not".
+without the old value it names after "not", and without its parts that only name the old value
+(``assistant.answering.parts``: "his name is Oskar", not "..., Emil was the neighbour's cat").
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from assistant.answering.cleaning import clean_answer
 from assistant.answering.kinds import expected_kind
 from assistant.answering.message import states
 from assistant.answering.note import Note
+from assistant.answering.parts import without_stale
 from assistant.answering.sentences import answering
 from assistant.answering.wording import WORDINGS
 
 # "KQ 101 not KQ 117", "Tuesday, not Monday": a correction's new value, then the old one it replaces
 NOT_THE_OLD = re.compile(
-    r"(?P<new>\b(?!I\b|I')(?:[A-Z][\w'-]*|\w*\d\w*))\s*,?\s+not\s+(?P<old>(?:the\s+)?(?:[A-Z]|\d)[^,.;!?]*)"
+    r"(?P<new>\b(?!I\b|I')(?:[A-Z][\w'-]*|\w*\d\w*(?:\s+[a-z]+)?))\s*,?\s+not\s+(?P<old>(?:the\s+)?(?:[A-Z]|\d)[^,.;!?]*)"
 )
 
 
@@ -39,12 +41,20 @@ def focused(text: str, question: str, embed=None) -> str:
 
 
 def quote_turn(
-    note: Note, max_chars: int = 400, lang: str = "en", corrected: bool = False, question: str = "", embed=None
+    note: Note,
+    max_chars: int = 400,
+    lang: str = "en",
+    corrected: bool = False,
+    question: str = "",
+    embed=None,
+    stale: Collection[str] = (),
 ) -> str:
     """The quote of a turn naming its number (``corrected``: the turn is a correction, quoted
-    ``without_old``; ``question``: only the sentences that answer it, ``focused``)."""
+    ``without_old``; ``stale``: the old values it names, whose parts are left out; ``question``: only
+    the sentences that answer it, ``focused``)."""
     text = re.sub(r"\s+", " ", note.content).strip()
-    text = without_old(text) if corrected else text
+    text = without_stale(text, stale) if stale and note.role == "user" else text
+    text = without_old(text) if corrected or stale else text
     text = focused(text, question, embed) if question else text
     if len(text) > max_chars:
         text = text[:max_chars].rsplit(" ", 1)[0] + " …"
@@ -69,11 +79,12 @@ def extractive(
     corrected: bool = False,
     question: str = "",
     embed=None,
+    stale: Collection[str] = (),
 ) -> str:
     """The honest answer built from the turns themselves: a quote of ``quoted_note(notes)``, naming
-    its number, in ``lang`` (``assistant.answering.wording``); ``corrected``, ``question``, ``embed``:
-    see ``quote_turn``."""
-    text = quote_turn(quoted_note(notes), lang=lang, corrected=corrected, question=question, embed=embed)
+    its number, in ``lang`` (``assistant.answering.wording``); ``corrected``, ``question``, ``embed``,
+    ``stale``: see ``quote_turn``."""
+    text = quote_turn(quoted_note(notes), lang=lang, corrected=corrected, question=question, embed=embed, stale=stale)
     if sure:
         return text
     return WORDINGS[lang].unsure + text[0].lower() + text[1:]

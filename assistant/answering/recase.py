@@ -4,9 +4,10 @@ People type their first messages in lower case ("my flatmate siobhan makes amazi
 bakery is in cuenca"), while the answer rules (``kinds``, ``values``, ``note.salient``) know a name by
 its capital. ``recased`` gives the rules a view of a text in which the words its place marks as a
 name are capitalised: the word after a person's role said as theirs ("my flatmate siobhan", "a guy
-called yusuf", "dr okonkwo") and the word after a preposition of place that is no common word ("in
-cuenca", "moving to coimbra"). Only lower-case words change, letter for letter, so a quote taken
-from the view is the turn's own words (``restore`` gives them back their case).
+called yusuf", "her name is clementine", "dr okonkwo"), the word after a preposition of place that
+is no common word ("in cuenca", "moving to coimbra") and someone's place ("at rosalind's"). Only
+lower-case words change, letter for letter, so a quote taken from the view is the turn's own words
+(``restore`` gives them back their case).
 """
 
 from __future__ import annotations
@@ -90,7 +91,10 @@ def named(text: str) -> set[str]:
             # "my brother james is": a name; "my wife works in": a verb
             if not word.endswith("s") or after in _AFTER_NAME:
                 found.add(word.removesuffix("'s"))
-        elif before in {"called", "named"} or (before in TITLES and two_before not in {"a", "the", "my"}):
+        elif before in {"called", "named", "name's"} or (before in TITLES and two_before not in {"a", "the", "my"}):
+            found.add(word.removesuffix("'s"))
+        elif (before, two_before) in {("is", "name"), ("was", "name")} or (before == "at" and word.endswith("'s")):
+            # "her name is clementine"; "at rosalind's": someone's place, a venue
             found.add(word.removesuffix("'s"))
         elif (before in PLACE_BEFORE or (before == "to" and two_before in MOVES)) and word not in NOT_PLACES:
             found.add(word.removesuffix("'s"))

@@ -196,8 +196,10 @@ ROLES = (
     "nephew",
     "niece",
     "boss manager supervisor",
-    "dog puppy pup greyhound labrador beagle poodle terrier spaniel collie retriever dachshund",
-    "cat kitten kitty tabby",
+    "dog puppy pup greyhound labrador beagle poodle terrier spaniel collie retriever dachshund corgi pug husky "
+    "whippet lurcher schnauzer chihuahua dalmatian doberman rottweiler alsatian sheepdog pomeranian cockapoo "
+    "labradoodle cavapoo bulldog mastiff hound pooch mutt",
+    "cat kitten kitty tabby moggy siamese ragdoll",
     "teacher tutor",
     "coach trainer",
     "neighbour neighbor",

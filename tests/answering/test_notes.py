@@ -163,7 +163,8 @@ def test_the_service_answers_from_the_correction_in_the_users_language(store, co
     llm.enqueue("Tu cita es el lunes.")  # the stale day: refused, the correction is quoted
     r = svc.ask(conv, "¿Qué día es mi cita?")
     assert r.answered_by == "extractive"
-    assert r.answer == "Me dijiste (turno 3): Perdón, typo: es el martes, no el lunes."
+    # quoted without its part naming the old day (``parts.without_stale``)
+    assert r.answer == "Me dijiste (turno 3): Perdón, typo: es el martes"
 
 
 def test_a_statement_beside_a_question_is_still_a_statement_of_the_users():

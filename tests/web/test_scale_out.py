@@ -184,8 +184,9 @@ def shows(page, expected: list[str], within_s: float = 60.0) -> None:
 def texts(page) -> list[str]:
     """Each message on the page: a question as its tag, an answer as its text."""
     out = []
-    for m in messages(page).all():
-        body = m.inner_text()
+    # one read of every bubble at once: a locator per bubble (``.all()``) is by index, and while the
+    # tab redraws, the transient duplicate bubble it counted may be gone before its text is read
+    for body in messages(page).all_inner_texts():
         answer, tag = re.search(r"Answer to [AB]\d\.", body), TAG.search(body)
         # a bubble still being drawn has neither yet: its text stands in (and differs from both)
         out.append(answer.group(0) if answer else tag.group(1) if tag else body.strip())
