@@ -66,7 +66,13 @@ JOINERS = frozenset("& and of the".split())
 ANOTHERS_JOB = re.compile(
     r"(?i)\b(?:she|he|they)(?:'s|'re|\s+is|\s+was|\s+are|\s+works?)\b|\bmy\s+\w+\s+(?:is|works)\b"
 )
+PERSON_STEMS = frozenset(stem(w) for w in PERSON_WORDS)
 ASKS_ABOUT_USER = re.compile(r"(?i)\b(?:my|i|me|i'm|am\s+i)\b")
+# a person asked for by what they do with a thing ("who has my drill?"): the name is the person's,
+# not the thing's
+WHO = re.compile(r"(?i)^\W*who(?:'s|se|m)?\b|,\s*who(?:'s|se|m)?\b")
+# a clause calling back to a thing just named: "Mochi knocked my coffee off again, that cat ..."
+EPITHET = re.compile(r"(?i)^(?:that|this)\s+([\w'-]+)")
 
 
 def clauses(text: str) -> list[str]:
@@ -100,10 +106,12 @@ def _cued(tokens: list[str], i: int) -> bool:
     """A lower-case word said as a name: after "called" / "named", or after "my" and a person's
     role ("my cousin tomasz's wedding")."""
     low = tokens[i].lower().removesuffix("'s")
-    if low in STOP_WORDS or low in TIME_NAMES or not low.isalpha():
+    if low in STOP_WORDS or low in TIME_NAMES:
         return False
     if i > 0 and tokens[i - 1].lower() in CUES:
-        return True
+        return any(ch.isalpha() for ch in low)  # "the new wifi network is called BlueHeron5G"
+    if not low.isalpha():
+        return False
     return (
         i > 1
         and tokens[i - 2].lower() in ("my", "our")
@@ -174,12 +182,19 @@ def bound_names(clause: str, question: str, asked: Asked, similar: Similar) -> l
         if _place(tokens, run):
             continue
         if _titled(tokens, run) or any(
-            (h < run.start and _bound_after(_low(tokens, h + 1, run.start)))
+            (h < run.start and _bound_after(_rest_of_head(_low(tokens, h + 1, run.start), asked)))
             or (h > run.end and all(w in BEFORE_LINKS for w in _low(tokens, run.end + 1, h)))
+            or (run.start <= h <= run.end and len(run.words) > 1)  # "the Hotel Miramar"
             for h in heads
         ):
             out.append(run)
     return out
+
+
+def _rest_of_head(between: list[str], asked: Asked) -> list[str]:
+    """The words between a thing and a name, less the rest of the question's head phrase: "my head
+    of department Ignacio" binds Ignacio to the head of department."""
+    return [w for w in between if w != "of" and stem(w.removesuffix("'s")) not in asked.head]
 
 
 def _free_names(clause: str, question: str) -> bool:
@@ -195,6 +210,8 @@ def _holds(clause: str, question: str, asked: Asked, similar: Similar) -> bool:
     """Does the clause hold a value of the kind that is the head's (the kind found beyond the
     question's names, first)?"""
     if asked.kind == "name":
+        if asked.thing and WHO.search(question) and not asked.thing & PERSON_STEMS:
+            return _free_names(clause, question)
         if asked.thing:
             return bool(bound_names(clause, question, asked, similar)) or bool(PRONOUN_NAMED.search(clause))
         return _free_names(clause, question)
@@ -205,13 +222,36 @@ def _holds(clause: str, question: str, asked: Asked, similar: Similar) -> bool:
     return True
 
 
+def _epithets(text: str, question: str, asked: Asked, similar: Similar) -> list[tuple[str, str]]:
+    """(the two clauses, the name) where a clause calls the thing asked for back by "that <thing>"
+    and the clause before it opens with a name: "Mochi knocked my coffee off the desk again, that
+    cat has zero remorse" names the cat. A sentence's first word is a name here only because the
+    call-back says whose it is."""
+    if asked.kind != "name" or not asked.thing:
+        return []
+    own = names(question) | {w.lower() for w in re.findall(r"\b[A-Z][\w'-]*", question[1:])}
+    out = []
+    for sentence in SENTENCE.split(text.strip()):
+        parts = [c.strip(" ,.!?") for c in CLAUSE.split(sentence) if c and c.strip(" ,.!?")]
+        for prev, c in zip(parts, parts[1:]):
+            m = EPITHET.match(c)
+            first = TOKEN.findall(prev)
+            if m and len(first) > 2 and is_head_word(m.group(1).lower(), asked.thing, asked, similar):
+                # the name is the subject of a clause of its own, no "Anyway" or "Honestly"
+                if _is_name(first[0], False, own) and not first[0].lower().endswith(("ly", "way", "ways")):
+                    out.append((f"{prev}, {c}", first[0].lower().removesuffix("'s")))
+    return out
+
+
 def answering_clauses(text: str, question: str, asked: Asked, similar: Similar) -> list[str]:
     """The clauses of ``text`` that say the head and hold a value of the asked kind that is the head's."""
-    out = []
+    out = [both for both, _ in _epithets(text, question, asked, similar)]
     for c in clauses(text):
         # a sentence's capitalised first word may be a name, never makes the clause an answer
         # ("Whatever, we'll stay in." does not say who is coming to stay)
-        if not kind_beyond(c, asked.kind, question):
+        # a thing's name said with an article ("the Trattoria Lucca") is no person's, yet names the thing
+        bound = asked.kind == "name" and asked.thing and bound_names(c, question, asked, similar)
+        if not kind_beyond(c, asked.kind, question) and not bound:
             continue
         named = asked.kind == "name" and PRONOUN_NAMED.search(c)
         if (says_head(c, asked, similar) or named) and _holds(c, question, asked, similar):
@@ -224,7 +264,8 @@ def values_of(found: tuple[str, ...], question: str, asked: Asked, similar: Simi
     thing), lower case; empty for any other question or a name said of a pronoun."""
     if asked.kind != "name" or not asked.thing:
         return frozenset()
-    return frozenset(w for c in found for r in bound_names(c, question, asked, similar) for w in r.words)
+    bound = {w for c in found for r in bound_names(c, question, asked, similar) for w in r.words}
+    return frozenset(bound | {n for c in found for _, n in _epithets(c, question, asked, similar)})
 
 
 INDEFINITE = re.compile(r"(?i)\b(?:a|an|some)\s+(?:[a-z]+\s+)?$")

@@ -24,6 +24,8 @@ import numpy as np
 
 from assistant.answering.asked import DETERMINERS, SAME
 from assistant.answering.kinds import TIME_NAMES, expected_kind
+from assistant.answering.recase import ROLES as PERSON_WORDS
+from assistant.answering.recase import TITLES
 from assistant.answering.referents import ROLES, names
 from assistant.answering.related import RELATED
 from assistant.retrieval.lexical import STOP_WORDS, WORD, stem, stem_groups, words
@@ -55,6 +57,7 @@ LIGHT = frozenset(
 )
 NUMERAL = re.compile(r"(?i)^(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred)$")
 ROLE_GROUPS = stem_groups(ROLES)
+ROLE_WORDS = frozenset(w for group in ROLES for w in group.split()) | PERSON_WORDS | TITLES
 # a noun and the verb it is said with, whose stems differ ("my flight" / "I'm flying"), and verbs said
 # for one another
 DERIVED = stem_groups(
@@ -145,7 +148,14 @@ def says_head(text: str, asked: Asked, similar: Similar) -> bool:
     if any(roots(forms(s)) & roots(stems) for s in asked.head):
         return True
     typed = {t for t in WORD.findall(text.lower()) if t not in STOP_WORDS and len(t) > 2 and not t.isdigit()}
-    return any(similar.close(w, typed) for w in asked.head.values())
+    return any(similar.close(w, typed - _other_roles(w)) for w in asked.head.values())
+
+
+def _other_roles(word: str) -> frozenset[str]:
+    """The person words a head word may not be close to: a role is said in its own words, or is
+    another person ("my mum Clotilde" is no answer to "What's my dad's name?", though the two words'
+    vectors are close)."""
+    return ROLE_WORDS if word in ROLE_WORDS else frozenset()
 
 
 def is_head_word(token: str, stems: Collection[str], asked: Asked, similar: Similar) -> bool:
@@ -157,4 +167,4 @@ def is_head_word(token: str, stems: Collection[str], asked: Asked, similar: Simi
         return True
     if plain in STOP_WORDS or len(plain) < 3 or plain.isdigit():
         return False
-    return any(similar.close(asked.head.get(s, s), {plain}) for s in stems)
+    return any(similar.close(w, {plain} - _other_roles(w)) for w in (asked.head.get(s, s) for s in stems))
