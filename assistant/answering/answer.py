@@ -74,14 +74,19 @@ def grounded_answer(
     The notes pass the answerability gate first (``assistant.answering.answerable``): when none
     says what is asked the answer is "I don't know" (how: ``unknown``, standing on no note); when
     one only comes near, it is quoted as a guess (``told``: the user's statements in memory, oldest
-    first, which the gate reads too). ``stale``: the old values a correction among the notes names
-    again (``parts.stale_words``): neither the model's text nor a quote may carry them."""
+    first, which the gate reads too). Guessed notes of which one answers are quoted as the fact.
+    ``stale``: the old values a correction among the notes names again (``parts.stale_words``):
+    neither the model's text nor a quote may carry them."""
     lang = language(message)
     verdict = judge(notes, message, embed, required, told)
     if verdict.how == "unknown":
         text = WORDINGS[lang].unknown
         return text, embed(text), "unknown", []
     notes = verdict.notes
+    if verdict.how == "answer" and verdict.clauses:
+        # the ranker only guessed, but a clause of the first note says the head and its value: the
+        # quote is the fact, not a guess ("so im a radiographer ..." for "what's my profession?")
+        sure = True
     if verdict.how == "unsure":
         text = extractive(notes, False, lang, bool(required), stale=stale)
         if count(text) > cap:

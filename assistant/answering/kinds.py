@@ -21,7 +21,7 @@ KINDS = (
         re.compile(r"(?i)^\s*(who|whom)\b|\b(name|called|call)\b|^\s*(which|what)\s+(relative|family member|person)\b"),
     ),
     ("clock", re.compile(r"(?i)\b(what|which)\s+time\b|\bat what time\b|\bhow (late|early)\b")),
-    ("time", re.compile(r"(?i)^\s*when\b|\b(what|which)\s+(day|date|month|year|weekday)\b")),
+    ("time", re.compile(r"(?i)^\s*when\b|\b(what|which)\s+(day|date|month|year|weekday)s?\b")),
     (
         "place",
         re.compile(
@@ -38,6 +38,7 @@ KINDS = (
         ),
     ),
     ("code", CODE_ASKED),
+    ("instrument", re.compile(r"(?i)\b(what|which)\s+(musical\s+)?instruments?\b")),
     ("food", re.compile(r"(?i)\b(what|which)\s+(food|dish|meal)\b")),
     ("amount", re.compile(r"(?i)\bhow\s+much\b")),
     ("number", re.compile(r"(?i)\bhow\s+(old|many|much|long)\b|\b(number|age)\b")),
@@ -78,16 +79,29 @@ COLOURS = re.compile(
     r"(?i)\b(red|orange|yellow|green|blue|purple|violet|pink|brown|black|white|grey|gray|silver|gold|"
     r"golden|beige|navy|turquoise|teal|ginger|maroon|cream|tan|tabby)\b"
 )
+# occupations that no ending of ``JOB`` tells ("a radiographer" does: "-er")
+_OCCUPATIONS = (
+    "nurse vet pilot chef cook judge clerk nanny mechanic architect surgeon midwife barista plumber electrician "
+    "paramedic physio physiotherapist dentist doctor medic pharmacist optician chemist lawyer solicitor barrister "
+    "accountant analyst consultant engineer developer programmer scientist researcher lecturer professor tutor "
+    "carpenter joiner builder welder roofer tiler painter decorator gardener florist baker butcher cashier "
+    "waiter waitress bartender receptionist secretary librarian curator journalist editor photographer "
+    "designer artist musician actor actress dancer translator interpreter hairdresser barber beautician "
+    "therapist counsellor psychologist psychiatrist vicar priest firefighter paramedic soldier sailor "
+    "police officer detective farmer fisherman courier postman postwoman driver"
+)
+OCCUPATIONS = frozenset(_OCCUPATIONS.split())
 JOB = re.compile(
     r"(?i)\b(work(s|ed|ing)?|job|profession|occupation|career|employed|retired|unemployed|teach(es|ing)?|"
-    r"student|studying)\b|\b(am|'m|is|'s|are|'re|was|were|be|been|became|become)\s+(an?|the)\s+(\w+\s+)?"
-    r"(\w+(er|or|ist|ian|ant|ent|eer|man|woman|ess)|nurse|vet|pilot|chef|cook|judge|clerk|nanny|"
-    r"mechanic|architect|surgeon|midwife|barista|plumber|electrician)\b"
-    r"|\b(promoted|hired|took a job)\s+(to|as)\b"
+    r"student|studying)\b|\b(am|'m|im|is|'s|are|'re|was|were|be|been|became|become)\s+(an?|the)\s+(\w+\s+)?"
+    rf"(\w+(er|or|ist|ian|ant|ent|eer|man|woman|ess)|{'|'.join(sorted(OCCUPATIONS))})\b"
+    r"|\b(promoted|hired|took a job)\s+(to|as)\b|\bas\s+an?\s+(\w+\s+)?"
+    rf"({'|'.join(sorted(OCCUPATIONS))}|\w+(er|or|ist|ian))\b"
 )
 # what a job statement says the job is: "work as a sound engineer", "'m a nurse", "teaches chemistry"
 JOB_SAID = re.compile(
-    r"(?i)\b(?:work(?:s|ed|ing)?\s+(?:as|at|for|in)|(?:am|'m|is|'s|are|'re|was|were|became|become)\s+(?:an?|the)"
+    r"(?i)\b(?:work(?:s|ed|ing)?\s+(?:as|at|for|in)|(?:am|'m|im|is|'s|are|'re|was|were|became|become)\s+(?:an?|the)"
+    r"|\bas\s+an?"
     r"|teach(?:es|ing)?|stud(?:y|ies|ying)|(?:promoted|hired|took a job)\s+(?:to|as)(?:\s+an?)?)\s+(?P<what>[^,.;!?]+)"
 )
 JOB_GENERIC = frozenset(words("work job living job profession career part time full"))
@@ -114,6 +128,13 @@ FOODS = re.compile(
     r"lasagne|lasagna|risotto|paella|dumplings|kebabs?|chicken|fish|chips|fries|barbecue|bbq|carbonara|pho|pie|"
     r"ice cream|chocolate|rice|bread|cheese|eggs?|bacon|pork|beef|lamb|tofu|seafood|shellfish|prawns|shrimp|"
     r"lobster|oysters|peanuts?|nuts?|cashews?|almonds?|gluten|dairy|milk|fondue|brunch|takeaway|dim sum|bao)\b"
+)
+# what "which instrument ...?" is answered by ("i play bass")
+INSTRUMENTS = re.compile(
+    r"(?i)\b(guitar|bass|drums?|piano|keys|keyboards?|violin|viola|cello|double bass|flute|clarinet|oboe|bassoon|"
+    r"saxophone|sax|trumpet|trombone|tuba|horn|harp|ukulele|uke|banjo|mandolin|bouzouki|accordion|harmonica|"
+    r"organ|synth|synthesizer|percussion|vocals|voice|singing|sitar|tabla|recorder|bagpipes|fiddle|oud|"
+    r"djembe|xylophone|marimba|glockenspiel|cajon)\b"
 )
 # an amount ("6400 euros", "950 a month", "1,350"): a number that is no clock time, date, label's
 # value ("flat number 12B", "year 4") or code ("cb500", "mt-07")
@@ -158,8 +179,10 @@ def expected_kind(question: str) -> str | None:
 
 
 def _names(text: str) -> set[str]:
-    """Capitalised words inside a sentence and words with a digit, less days and months."""
-    return {w for w in salient(text) if w not in TIME_NAMES}
+    """Capitalised words inside a sentence and words with a digit, less days and months and common
+    words typed in capitals for emphasis ("she is NOT going to be happy")."""
+    shouted = {w.lower() for w in re.findall(r"\b[A-Z]{2,}\b", text)} & STOP_WORDS
+    return {w for w in salient(text) if w not in TIME_NAMES and w not in shouted}
 
 
 # a name in apposition to a person or pet ("my niece Amara"): who, not where
@@ -169,10 +192,20 @@ _BESIDE_ROLE = re.compile(rf"(?i)\b(?:my|our|his|her|their)\s+(?:{'|'.join(_ROLE
 _A_THING = re.compile(r"\b(?:[Aa]n?)\s+(?:[a-z][\w-]*\s+){0,3}((?:[A-Z][\w'-]*\s*)+)")
 
 
+# a person's or pet's name said as one: "a greyhound named Biscotti", "her name is Pistachio",
+# "Biscotti was the other dog" (not "a bar called the Copper Kettle": a place may be called so)
+_NAMED_ONE = re.compile(
+    rf"(?i)\b(?:{'|'.join(_ROLES)})\s+(?:called|named)\s+([\w'-]+)"
+    r"|\b(?:his|her|their|its)\s+name\s+(?:is|was)\s+([\w'-]+)"
+    rf"|\b([\w'-]+)\s+(?:is|was)\s+(?:the|my|our|a|an)\s+(?:other\s+)?(?:{'|'.join(_ROLES)})\b"
+)
+
+
 def _places_named(text: str) -> set[str]:
     """The names that may be places: not a clock time ("7:50" is when, not where), a bare number
-    ("just turned 7") nor a person's name beside their role."""
+    ("just turned 7") nor a person's or pet's name (beside their role, or said as their name)."""
     people = {m.group(1).lower() for m in _BESIDE_ROLE.finditer(text)}
+    people |= {w.lower() for m in _NAMED_ONE.finditer(text) for w in m.groups() if w}
     return {w for w in _names(text) if not CLOCK.fullmatch(w) and not re.fullmatch(r"\d+", w) and w not in people}
 
 
@@ -234,6 +267,8 @@ def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
         return bool(amounts(text))
     if kind == "food":
         return bool(FOODS.search(text))
+    if kind == "instrument":
+        return bool(INSTRUMENTS.search(text))
     if kind == "code":
         return holds_code(text, text)
     if kind == "colour":

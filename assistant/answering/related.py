@@ -13,6 +13,7 @@ _RELATED = (
     "dinner lunch meal table restaurant reservation booked",
     "travel travelling trip journey train flight plane bus ferry",
     "doctor appointment checkup check-up clinic gp",
+    "dentist appointment checkup check-up clinic",
     "dog puppy pup greyhound labrador beagle poodle terrier spaniel",
     "cat kitten tabby",
     "flat apartment home house place",

@@ -187,8 +187,8 @@ def test_guesses_only_for_questions_about_the_user(store, counter):
     assert svc.ask(conv, "How are you today?").answer == "I am fine, thanks."
     r = svc.ask(conv, "Which city do I live in?")
     assert r.answered_by == "extractive" and r.cited == [1]  # the guess names the turn it cites
-    assert (
-        r.answer
-        == "I am not sure; the closest thing in memory: you told me (turn 1): I live in Lisbon, near the river."
-    )
+    # the guessed turn says the head ("live") and a place in one clause: quoted as the fact
+    assert r.answer == "You told me (turn 1): I live in Lisbon, near the river."
     assert 0 < r.cite_weights[1] < 0.5  # a guess weighs what the ranker gave it, not a citation's 1.0
+    r = svc.ask(conv, "Which street do I work on?")  # a guess that says no head: quoted as a guess
+    assert r.answer.startswith("I am not sure; the closest thing in memory: you told me (turn 1)")
