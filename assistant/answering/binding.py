@@ -99,7 +99,8 @@ def _is_name(token: str, first: bool, own: frozenset[str]) -> bool:
         return False
     if low in TIME_NAMES or low.startswith("i'") or (token.isupper() and len(token) > 1 and low in STOP_WORDS):
         return False
-    return not re.search(r"\d", token)
+    # digits only inside a word-like name ("PotatoNet_5G", not "G14" or "5pm")
+    return not re.search(r"\d", token) or len(re.findall(r"[A-Za-z]", token)) >= 5
 
 
 def _cued(tokens: list[str], i: int) -> bool:
@@ -144,8 +145,22 @@ def _low(tokens: list[str], a: int, b: int) -> list[str]:
     return [t.lower() for t in tokens[max(a, 0) : max(b, 0)]]
 
 
+# a place said of the thing between it and its name ("the wifi at my flat is PotatoNet")
+_OF_PLACE = frozenset("at in of for from on".split())
+_DETS = frozenset("my our the his her their your".split())
+
+
+def _without_place(between: list[str]) -> list[str]:
+    """``between`` less one phrase "at my flat" / "in the office" right after the thing."""
+    if len(between) >= 4 and between[0] in _OF_PLACE and between[1] in _DETS:
+        return between[3:]
+    return between
+
+
 def _bound_after(between: list[str]) -> bool:
-    """May a name follow its thing over these words ("called the", "is", "'s name is", "is a guy called")?"""
+    """May a name follow its thing over these words ("called the", "is", "'s name is", "is a guy
+    called", "at my flat is")?"""
+    between = _without_place(between)
     if all(w in LINKS for w in between):
         return True
     cue = max((k for k, w in enumerate(between) if w in CUES), default=None)

@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from assistant.retrieval.lexical import words
 
 # question words, also as typed without the apostrophe ("whats my boyfriends name")
-QUESTION_START = re.compile(
-    r"(?i)\s*(what|whats|when|whens|where|wheres|who|whos|whom|whose|which|why|how|hows|do|does|did|is|are|"
-    r"can|could|tell me|remind me)\b"
-)
-WH = re.compile(r"(?i)\b(what|whats|when|whens|where|wheres|who|whos|whom|whose|which|why|how|hows)\b")
+# and as typed in a hurry ("wat time is my flite", "wen does she arrive")
+WH_WORDS = r"what|whats|wat|wats|wot|when|whens|wen|where|wheres|wher|who|whos|whom|whose|which|why|how|hows"
+QUESTION_START = re.compile(rf"(?i)\s*({WH_WORDS}|do|does|did|is|are|can|could|tell me|remind me)\b")
+WH = re.compile(rf"(?i)\b({WH_WORDS})\b")
 SELF_WORDS = re.compile(r"(?i)\b(i|i'm|i'll|i've|i'd|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
 SELF_START = re.compile(r"(?i)^\s*(i|i'm|i'll|i've|i'd|my|we|we're|we'll|we've|our)\b")
 REQUEST = re.compile(r"(?i)\b(tell|give|show|help|let|teach|send|explain to)\s+(me|us)\b")
@@ -39,9 +38,24 @@ POINTS_BACK = re.compile(r"(?i)\b(he|she|it|they|him|her|them|his|its|their|ther
 TITLES = ("Dr", "Mr", "Mrs", "Ms", "Mx", "Prof", "St", "Mt", "Sr", "Jr", "Capt", "Lt", "Gen", "Rev", "No", "approx")
 NOT_AN_END = "".join(rf"(?<!\b{t}\.)" for t in TITLES)
 SENTENCE = re.compile(NOT_AN_END + r"(?<=[.!?。！？])\s+")
+# where a question starts inside one sentence: after a comma, semicolon or dash ("I'm allergic to
+# cashews — which nut am I allergic to?"), or after chat filler with no stop at all ("spare key is
+# under the blue pot lol where's the spare key")
 CLAUSE_QUESTION = re.compile(
-    r"(?i),\s*(?:so|and|but|then)?\s*(?=(what|when|where|who|whom|whose|which|how|do|does|did|is|are|can)\b)"
+    r"(?i)(?:[,;:]|\s[—–-])\s*(?:so|and|but|then|ok|okay)?\s*"
+    rf"(?=({WH_WORDS}|do|does|did|is|are|can|remind me)\b)"
+    rf"|\s(?:lol|lmao|haha|hahaha|anyway|btw|ok so)\s+(?=({WH_WORDS})\b)"
 )
+# a question typed with no question mark after its statement, as the message's last clause
+# ("parked on level 3 spot G14, whats my spot number"; "... lol where's the spare key")
+TRAILING_QUESTION = re.compile(
+    rf"(?i)(?:[,;]|\s[—–-]|\s(?:lol|lmao|haha|hahaha|anyway|btw))\s*(?:so|and|but|ok|okay)?\s*(?:{WH_WORDS})"
+    r"(?:'s|’s)?\s+(?:is|are|was|were|do|does|did|my|our|the|time|day|year|colou?r|kind|much|many|long|old|he|she|"
+    r"they|i|we)\b[^,;.!?]*$"
+)
+# "remind me" before a fact is the user telling it, not a request ("remind me, my dentist
+# appointment is friday ...")
+REMIND = re.compile(r"(?i)^\s*(?:so\s+|ok\s+|oh\s+)?remind me\b\s*[,:]?\s*")
 
 
 def _clauses(text: str) -> list[str]:
@@ -53,7 +67,7 @@ def is_question(message: str) -> bool:
     tag on a statement about the user ("I'm 34, can you believe it?", "We met on Friday, right?"):
     then the user is telling, and gets a statement's reply."""
     text = message.rstrip()
-    if not (text.endswith(("?", "？", "¿")) or QUESTION_START.match(text)):
+    if not (text.endswith(("?", "？", "¿")) or QUESTION_START.match(text) or TRAILING_QUESTION.search(text)):
         return False
     clauses = _clauses(text)
     if len(clauses) < 2:
@@ -74,7 +88,10 @@ def about_the_user(message: str) -> bool:
     you?", "My name is Sam, what's yours?": the asking part counts) or the world ("Can you tell me
     a fact about the sea?": "me" in a request does not count)? Only then is a guess from memory
     worth quoting when nothing was cited."""
-    clauses = _clauses(REQUEST.sub(" ", message))
+    sentences = [s for s in SENTENCE.split(message.strip()) if s.strip()]
+    # the sentences that ask: "do u know any good podcasts? i like true crime" asks of the world
+    asking_sentences = [s for s in sentences if is_question(s)] if len(sentences) > 1 else sentences
+    clauses = _clauses(REQUEST.sub(" ", " ".join(asking_sentences or sentences)))
     asking = [i for i, c in enumerate(clauses) if QUESTION_START.match(c) or WH.search(c)]
     part = clauses[asking[-1] :] if asking else clauses
     return any(SELF_WORDS.search(c) for c in part)
@@ -97,24 +114,35 @@ class Parts:
 
 def split(message: str) -> Parts:
     """The fact and the question of a message that holds both ("I parked on level 3, spot C12.
-    Where did I park?"; "My mum's birthday is on the 23rd, so when is her birthday?"). The fact
-    part is kept only when it is about the question: it shares a word with it, or the question
-    points back at it ("Where is *she* moving?"); "Hey, where did I park?" states nothing."""
+    Where did I park?"; "My mum's birthday is on the 23rd, so when is her birthday?"; "remind me, my
+    dentist is Dr Okafor. who is my dentist?"). The fact part is kept only when it is about the
+    question: it shares a word with it, the question points back at it ("Where is *she* moving?"),
+    or both speak of the user ("my favourite colour is teal. what's my favorite color?"); "Hey,
+    where did I park?" states nothing."""
     text = message.strip()
     sentences = [s for s in SENTENCE.split(text) if s.strip()]
     if len(sentences) > 1:
-        asked = [s for s in sentences if is_question(s)]
-        told = [s for s in sentences if not is_question(s)]
+        asked = [s for s in sentences if _asks(s)]
+        told = [REMIND.sub("", s) for s in sentences if not _asks(s)]
     else:
         clauses = list(CLAUSE_QUESTION.finditer(text))  # the last one that opens with a question word
         m = clauses[-1] if clauses else None
         if m is None or not is_question(text):
             return Parts("", text)
-        told, asked = [text[: m.start()].strip() + "."], [text[m.end() :].strip()]
+        told, asked = [REMIND.sub("", text[: m.start()]).strip() + "."], [text[m.end() :].strip()]
+    told = [s for s in told if words(s)]  # "Hey." states nothing
     if not asked or not told:
         return Parts("", text)
     stated, question = " ".join(told).strip(), " ".join(asked).strip()
     shared = set(words(stated)) & set(words(question))
-    if not shared and not POINTS_BACK.search(question):
+    # "remind me, what's ...?" asks about what the user told
+    about_me = SELF_WORDS.search(stated) and (REMIND.match(question) or SELF_WORDS.search(REQUEST.sub(" ", question)))
+    if not shared and not POINTS_BACK.search(question) and not about_me:
         return Parts("", text)
     return Parts(stated, question)
+
+
+def _asks(sentence: str) -> bool:
+    """A sentence of a message that asks: "remind me, <a statement>" tells."""
+    rest = REMIND.sub("", sentence, count=1)
+    return is_question(rest) if rest != sentence else is_question(sentence)

@@ -80,13 +80,31 @@ def _may_name(word: str) -> bool:
 def named(text: str) -> set[str]:
     """The lower-case words of ``text`` that its place marks as a name."""
     tokens = [(m.group(0), m.start()) for m in re.finditer(r"[\w'-]+|[.,;:!?()]", text)]
-    found = set()
+    found, called_the = set(), 0  # called_the: words so far of a name said "called the ..."
     for i in range(1, len(tokens)):
         word, before = tokens[i][0], tokens[i - 1][0].lower()
-        if not _WORD.fullmatch(word) or not _may_name(word.removesuffix("'s")):
-            continue
         two_before = tokens[i - 2][0].lower() if i >= 2 else ""
+        bare = word.removesuffix("'s")
+        if (
+            _WORD.fullmatch(word)
+            and (
+                (before == "the" and two_before in {"called", "named"} and _names_a_thing(tokens, i - 3))
+                or 0 < called_the < 3
+            )
+            and bare not in STOP_WORDS | ROLES | TIME_NAMES
+        ):
+            # "a choir called the harbour voices", "a pub called the crooked lantern": every word of
+            # the name, up to three ("crooked" too, which alone would read as a verb)
+            found.add(bare)
+            called_the += 1
+            continue
+        called_the = 0
+        if not _WORD.fullmatch(word) or not _may_name(bare):
+            continue
         after = tokens[i + 1][0].lower() if i + 1 < len(tokens) else "."
+        if after in VENUES and bare not in NOT_VENUE_NAMES and (before in _VENUE_AFTER or two_before in _VENUE_AFTER):
+            found |= {bare, after}  # "started at greenfield primary", "at the riverside gym"
+            continue
         if before in ROLES and two_before in {"my", "our", "his", "her", "their", "a", "the"}:
             # "my brother james is": a name; "my wife works in": a verb
             if not word.endswith("s") or after in _AFTER_NAME:
@@ -99,6 +117,28 @@ def named(text: str) -> set[str]:
         elif (before in PLACE_BEFORE or (before == "to" and two_before in MOVES)) and word not in NOT_PLACES:
             found.add(word.removesuffix("'s"))
     return found
+
+
+# a venue's kind after its name ("at greenfield primary", "at riverside park"): the name and the
+# kind word, both capitalised
+VENUES = frozenset(
+    """primary academy school college university hospital clinic park street road lane avenue cafe café gym
+studio library hall centre center stadium arena theatre theater church station market surgery pharmacy
+mall""".split()
+)
+# what stands before a venue's kind and is no name ("at the local school", "my old gym")
+NOT_VENUE_NAMES = frozenset(
+    """local new old big small nearby main primary secondary high little same other usual closest nearest
+public private community medical dental sports city town village""".split()
+)
+_VENUE_AFTER = frozenset("at to in from near".split())
+# who calls ("I called the bank"): the word before "called" that makes it a verb, not a name's
+_CALLERS = frozenset("i we you u he she they just also then and finally already".split())
+
+
+def _names_a_thing(tokens: list, at: int) -> bool:
+    """Is "called" (after ``tokens[at]``) a thing's name ("a choir called the ..."), not a call?"""
+    return at >= 0 and tokens[at][0].lower() not in _CALLERS
 
 
 def recase(text: str, names: Iterable[str]) -> str:

@@ -19,6 +19,8 @@ _RELATED = (
     "flat apartment home house place",
     "job work",
     "present gift",
+    "wifi wi-fi network internet router",
+    "school primary academy nursery kindergarten",
 )
 RELATED = stem_groups(_RELATED)
 # one way only: "relative" is said as "cousin", but "sister" is not "brother"

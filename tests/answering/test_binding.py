@@ -78,3 +78,9 @@ def test_another_persons_role_is_not_close_enough_to_the_one_asked():
 
     assert judge(said, "What's my uncle's name?", embed=close, told=said).how != "answer"
     assert judge(said, "What's my aunt's name?", embed=close, told=said).how == "answer"
+
+
+def test_a_place_of_the_thing_between_it_and_its_name_still_binds():
+    said = notes("the wifi at my flat is PotatoNet_5G and the password's on the fridge.")
+    got = judge(said, "what's the network called?", told=said)
+    assert got.how == "answer" and "potatonet_5g" in got.values

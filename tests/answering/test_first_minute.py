@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pytest
 
-from assistant.answering.message import recalls, split
+from assistant.answering.message import about_the_user, is_question, recalls, split
 from assistant.answering.notes import expected_kind, has_kind, select_notes
 from assistant.answering.replies import acknowledges, statement_reply
 from assistant.retrieval import echoes
@@ -306,3 +306,29 @@ def test_a_title_s_full_stop_ends_no_sentence():
     assert cap_text("See Dr. Haddad at 9. Bring the forms.", 5, words) == "See Dr. Haddad at 9."
     # "See Dr." is no sentence: too little room for the first one cuts words, with an ellipsis
     assert cap_text("See Dr. Haddad at 9. Bring the forms.", 3, words) == "See Dr. …"
+
+
+def test_a_fact_and_its_question_in_one_message_split_in_the_shapes_people_type():
+    shapes = {
+        "Our daughter Amara's piano recital is on Saturday at 4pm; what day is the recital?": "Saturday",
+        "i'm allergic to cashews but peanuts are fine — which nut am i allergic to?": "cashews",
+        "spare key is under the blue flowerpot by the back door lol where's the spare key": "flowerpot",
+        "my favourite colour is teal. what's my favorite color?": "teal",
+        "ok so my friend Mai lands on the 9th n stays w me til the 15th, wen does she arrive?": "9th",
+        "parked on level 3 spot G14 at the mall, whats my spot number": "G14",
+        "remind me, my dentist appointment is friday with dr okafor. who is the appointment with?": "okafor",
+        "the wifi at my flat is PotatoNet_5G. remind me, what's the network called?": "PotatoNet_5G",
+    }
+    for message, fact in shapes.items():
+        parts = split(message)
+        assert is_question(message) and fact in parts.stated and fact not in parts.asked, message
+
+
+def test_a_greeting_or_a_remind_me_alone_states_nothing():
+    for message in ("Hey, where did I park?", "Thanks! What is my dog called?", "remind me, what is my code?"):
+        assert split(message).stated == "", message
+
+
+def test_a_question_of_the_world_beside_a_statement_is_not_about_the_user():
+    assert not about_the_user("do u know any good podcasts? i like true crime")
+    assert about_the_user("what's my dog called? he is a beagle")

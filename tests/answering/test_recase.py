@@ -70,3 +70,11 @@ def test_a_name_from_one_turn_is_capitalised_in_the_others():
     turns = [Turn(1, "user", "my cousin zainab is coming"), Turn(3, "user", "zainab loves hiking")]
     out, _ = recased_turns(turns, "where does zainab live?")
     assert [t.content for t in out] == ["my cousin Zainab is coming", "Zainab loves hiking"]
+
+
+def test_a_name_said_called_the_and_a_venue_name_are_capitalised_but_a_call_is_not():
+    assert named("i sing alto in a choir called the harbour voices") == {"harbour", "voices"}
+    assert named("a pub called the crooked lantern on friday") == {"crooked", "lantern"}
+    assert named("i called the bank today") == set()
+    assert {"greenfield", "primary"} <= named("my nephew just started at greenfield primary")
+    assert named("he goes to the local school") == set()
