@@ -288,9 +288,17 @@ def cmd_locomo(args) -> int:
         _CACHE[(data, "priors")] = need_train.shipped_priors(convs)  # embeddings once, before the pool
     if args.priors == "heldout" and "measured" in args.policies:
         from bench import need_train
-        from cli.bench_need import DEFAULT_LME
+        from bench.holdout import DATA as DEV_FILES
 
-        training = [c for f in (DEFAULT_DATA, DEFAULT_LME) for c in locomo.load(f)]
+        # the shipped model's training files, where the holdout protocol reads them (not --data's default)
+        missing = [f for f in DEV_FILES if not Path(f).is_file()]
+        if missing:
+            raise SystemExit(
+                f"--priors heldout trains on the dev conversations; not found from {Path.cwd()}: "
+                + ", ".join(missing)
+                + " (run from the repository's folder, or use --priors shipped or none)"
+            )
+        training = [c for f in DEV_FILES for c in locomo.load(f)]
         _CACHE[(data, "priors")] = need_train.heldout_priors(convs, training)  # once, before the pool
     from bench.cites import ALL_RETRIEVERS
 

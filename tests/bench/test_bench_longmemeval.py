@@ -252,3 +252,12 @@ def test_the_real_loop_offers_person_assistant_turns_as_the_app_holds_them(tmp_p
     by_content = {c.content: c.role for c in cands}
     assert by_content["I run 5k on Sundays"] == "user" and by_content["Oslo it is"] == "assistant"
     assert not any(c.content.startswith(("user: ", "assistant: ")) for c in cands)
+
+
+def test_cli_heldout_priors_name_the_missing_training_files(tmp_path, monkeypatch):
+    path, _ = small_file(tmp_path)
+    monkeypatch.chdir(tmp_path)  # no ../shared/data beside it
+    with pytest.raises(
+        SystemExit, match=r"--priors heldout trains on the dev conversations; not found .*locomo_dev\.json"
+    ):
+        bench_cli.main(["bench", "locomo", "--data", str(path), "--jobs", "1", "--priors", "heldout"])
