@@ -1,0 +1,60 @@
+"""How far a perfect arrival prior would take ``measured`` (issue 19's diagnostic; nothing ships it).
+
+The need estimator says, when a turn arrives, how likely a later question is to need it. This script
+gives ``measured`` the prior that knows the answer (``--hit`` for a turn some question names as
+evidence, ``--miss`` for the others) and scores it as ``lagmem bench holdout`` scores a held-out
+conversation: each conversation placed alone (random placement, the given seeds), evidence recall
+pooled over questions, gap closed = (recall - fifo) / (oracle - fifo). What such a prior cannot
+reach is *when* a turn is needed: that is the oracle's remaining lead.
+
+    .venv/bin/python scripts/label_prior_ceiling.py --data ../shared/data/locomo/locomo_dev.json \
+        --budgets 1000,2000 --param citations=0
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from bench import locomo, protocol
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--data", required=True, help="LoCoMo or LongMemEval JSON")
+    ap.add_argument("--budgets", default="1000,2000,4000", help="budgets in words (default: 1000,2000,4000)")
+    ap.add_argument("--seeds", default="0,1,2", help="placement seeds (default: 0,1,2, as the holdout tables)")
+    ap.add_argument("--hit", type=float, default=0.5, help="prior of an evidence turn (default: 0.5)")
+    ap.add_argument("--miss", type=float, default=0.1, help="prior of any other turn (default: 0.1)")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="measured's constant")
+    args = ap.parse_args(argv)
+    params = {k: float(v) for k, v in (p.split("=", 1) for p in args.param)}
+    seeds = [int(s) for s in args.seeds.split(",")]
+    convs = locomo.load(args.data)
+    scale = locomo.token_scale("words")
+    print(f"{args.data}: {len(convs)} conversations, prior {args.hit} / {args.miss}, measured {params or 'shipped'}")
+    print(f"{'B':>6} {'fifo':>7} {'label':>7} {'oracle':>7} {'gap':>6}")
+    for budget in (int(b) for b in args.budgets.split(",")):
+        kept: dict[str, list[int]] = {}
+        for conv in convs:
+            costs = [[scale.count(t.text) for t in conv.turns]]
+            evidence = {e for q in conv.questions for e in q.evidence}
+            prior = [[args.hit if t.number in evidence else args.miss for t in conv.turns]]
+            runs = (
+                ("fifo", protocol.spec("fifo"), None),
+                ("oracle", protocol.spec("oracle"), None),
+                ("label", protocol.spec("measured", lag=0, **params), prior),
+            )
+            for name, spec, priors in runs:
+                for seed in seeds:
+                    res = protocol.run([conv], spec, budget, seed, scale, "random", 0, costs=costs, priors=priors)
+                    k, n = kept.get(name, [0, 0])
+                    kept[name] = [k + sum(r.kept for r in res), n + sum(r.evidence for r in res)]
+        r = {name: k / n if n else 0.0 for name, (k, n) in kept.items()}
+        span = r["oracle"] - r["fifo"]
+        gap = (r["label"] - r["fifo"]) / span if span else 0.0
+        print(f"{budget:>6} {r['fifo']:>7.4f} {r['label']:>7.4f} {r['oracle']:>7.4f} {gap:>6.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
