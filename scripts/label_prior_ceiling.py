@@ -1,4 +1,4 @@
-"""How far a perfect arrival prior would take ``measured`` (issue 19's diagnostic; nothing ships it).
+"""How far a perfect arrival prior would take ``measured`` (a diagnostic: nothing ships it).
 
 The need estimator says, when a turn arrives, how likely a later question is to need it. This script
 gives ``measured`` the prior that knows the answer (``--hit`` for a turn some question names as
