@@ -139,6 +139,8 @@ INSTRUMENTS = re.compile(
 # an amount ("6400 euros", "950 a month", "1,350"): a number that is no clock time, date, label's
 # value ("flat number 12B", "year 4") or code ("cb500", "mt-07")
 _AMOUNT = re.compile(r"(?<![\w:.])(?<![A-Za-z]-)[$\u20ac\u00a3]?\d[\d,.]*(?:k\b)?(?![\w:])")
+# money said after a number ("at 10 euros each"): an amount, not a clock time
+_MONEY_AFTER = re.compile(r"(?i)\s*(?:[$\u20ac\u00a3%]|k\b|euros?\b|dollars?\b|pounds?\b|quid\b|bucks\b|grand\b)")
 _LABEL_BEFORE = re.compile(
     r"(?i)\b(number|no|room|flat|apartment|gate|platform|seat|locker|bus|line|route|door|unit|suite|table|desk|"
     r"terminal|level|floor|spot|year|grade|class|code|pin)\s*$"
@@ -146,12 +148,16 @@ _LABEL_BEFORE = re.compile(
 
 
 def amounts(text: str) -> list[str]:
-    """The amounts a text says: numbers not a clock time ("3:45", "6pm"), a date ("the 14th", "2016"
+    """The amounts a text says: numbers not a clock time ("3:45", "6pm", "friday at 10"), a date ("the 14th", "2016"
     is kept: a price may be one), a label's value ("number 12B") or a code."""
+    # a bare number after "at" is a clock time ("coming friday at 10"), unless money follows it
+    clock = [c.span() for c in CLOCK.finditer(text) if not _MONEY_AFTER.match(text, c.end())]
     out = []
     for m in _AMOUNT.finditer(text):
         after = text[m.end() : m.end() + 3].lower()
         if re.match(r"\s?(am|pm|a\.m|p\.m|h\b|st\b|nd\b|rd\b|th\b)", after) or _LABEL_BEFORE.search(text[: m.start()]):
+            continue
+        if any(a <= m.start() < b for a, b in clock):
             continue
         out.append(m.group(0))
     return out
