@@ -1,6 +1,7 @@
 """The kind of word an answer needs, and whether a text holds one.
 
-"Who ...?" wants a name, "When ...?" a day, date or time, "Where ...?" a place, "How old / how many
+"Who ...?" wants a name, "When ...?" a day, date or time, "Where ...?" a place (typed without
+the apostrophe too: "whos", "whens", "wheres"), "How old / how many
 ...?" a number; "what colour", "what do I do for a living", "the code for my locker" ask for a colour,
 a job, a code. ``expected_kind`` reads the question, ``has_kind`` a turn; ``kind_beyond`` leaves out the
 names the question already says ("Lukas" does not answer "Where does Lukas live?"). Used by the choice
@@ -15,17 +16,21 @@ from assistant.answering.note import OPENERS, salient
 from assistant.answering.referents import CODE_ASKED, SAYS_ROLE, holds_code, names
 from assistant.retrieval.lexical import STOP_WORDS, words
 
+# a question may open with a word joining it to the talk ("and when is my home insurance due?")
+LEAD = r"^\s*(?:(?:and|so|also|ok|okay|oh|but|btw|um|hmm)[\s,]+)?"
 KINDS = (
     (
         "name",
-        re.compile(r"(?i)^\s*(who|whom)\b|\b(name|called|call)\b|^\s*(which|what)\s+(relative|family member|person)\b"),
+        re.compile(
+            rf"(?i){LEAD}(who|whom|whos)\b|\b(name|called|call)\b|^\s*(which|what)\s+(relative|family member|person)\b"
+        ),
     ),
     ("clock", re.compile(r"(?i)\b(what|which)\s+time\b|\bat what time\b|\bhow (late|early)\b")),
-    ("time", re.compile(r"(?i)^\s*when\b|\b(what|which)\s+(day|date|month|year|weekday)s?\b")),
+    ("time", re.compile(rf"(?i){LEAD}whens?\b|\b(what|which)\s+(day|date|month|year|weekday)s?\b")),
     (
         "place",
         re.compile(
-            r"(?i)^\s*where\b|\b(what|which)\s+(city|town|country|place|street|"
+            rf"(?i){LEAD}wheres?\b|\b(what|which)\s+(city|town|country|place|street|"
             r"hospital|school|village|island|state)\b"
         ),
     ),
