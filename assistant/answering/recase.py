@@ -60,7 +60,13 @@ basically totally kinda sorta probably maybe well too now back and or but who wh
 can't won't doesn't didn't hasn't haven't just only new old little big best older younger oldest youngest
 twin twins lives works says has had does did can could would should will might must""".split()
 )
-_WORD = re.compile(r"[a-z][a-z'-]*")
+
+
+def _lower_word(word: str) -> bool:
+    """A word of lower-case letters, in any alphabet ("siobhán", "zoë" and "nguyễn" are names too)."""
+    return word[:1].isalpha() and word.islower() and all(ch.isalpha() or ch in "'-" for ch in word)
+
+
 _AFTER_NAME = frozenset("is was has had just will and , . ! ? ; : ( ) 's".split())
 
 
@@ -86,7 +92,7 @@ def named(text: str) -> set[str]:
         two_before = tokens[i - 2][0].lower() if i >= 2 else ""
         bare = word.removesuffix("'s")
         if (
-            _WORD.fullmatch(word)
+            _lower_word(word)
             and (
                 (before == "the" and two_before in {"called", "named"} and _names_a_thing(tokens, i - 3))
                 or 0 < called_the < 3
@@ -99,7 +105,7 @@ def named(text: str) -> set[str]:
             called_the += 1
             continue
         called_the = 0
-        if not _WORD.fullmatch(word) or not _may_name(bare):
+        if not _lower_word(word) or not _may_name(bare):
             continue
         after = tokens[i + 1][0].lower() if i + 1 < len(tokens) else "."
         if after in VENUES and bare not in NOT_VENUE_NAMES and (before in _VENUE_AFTER or two_before in _VENUE_AFTER):
@@ -147,7 +153,7 @@ def recase(text: str, names: Iterable[str]) -> str:
     if not wanted:
         return text
     return re.sub(
-        r"(?<![\w'-])[a-z][\w-]*",
+        r"(?<![\w'-])[^\W\d_][\w-]*",
         lambda m: m.group(0).capitalize() if m.group(0) in wanted else m.group(0),
         text,
     )
@@ -158,7 +164,7 @@ def restore(text: str, names: Iterable[str]) -> str:
     wanted = {n.capitalize(): n for n in names}
     if not wanted:
         return text
-    return re.sub(r"(?<![\w'-])[A-Z][\w-]*", lambda m: wanted.get(m.group(0), m.group(0)), text)
+    return re.sub(r"(?<![\w'-])[^\W\d_][\w-]*", lambda m: wanted.get(m.group(0), m.group(0)), text)
 
 
 def recased_turns(turns: Sequence, extra: str = "") -> tuple[list, set[str]]:

@@ -78,3 +78,18 @@ def test_a_name_said_called_the_and_a_venue_name_are_capitalised_but_a_call_is_n
     assert named("i called the bank today") == set()
     assert {"greenfield", "primary"} <= named("my nephew just started at greenfield primary")
     assert named("he goes to the local school") == set()
+
+
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ("my hairdresser siobhán is great", "siobhán"),
+        ("my sister zoë is visiting from lisbon", "zoë"),
+        ("we moved to málaga last spring", "málaga"),
+    ],
+)
+def test_a_name_in_letters_beyond_a_to_z_is_a_name(text, name):
+    assert name in named(text)
+    shown = recase(text, {name})
+    assert name.capitalize() in shown and restore(shown, {name}) == text
+    assert has_kind(recase("my hairdresser siobhán is great", {"siobhán"}), "name")
