@@ -55,7 +55,7 @@ week weeks month months day days hour hours minute minutes ages tears pieces bit
 NOT_NAMES = frozenset(
     """told said got get gets go goes went come came made make take took gave give saw see left bought found
 thought think knew know felt feel kept sent brought wants want needs need likes like loves love hates hate
-always never also still often sometimes even already actually really usually finally recently literally
+always never also still often sometimes even already actually really usually finally recently literally super pretty quite very
 basically totally kinda sorta probably maybe well too now back and or but who which that got isn't wasn't
 can't won't doesn't didn't hasn't haven't just only new old little big best older younger oldest youngest
 twin twins lives works says has had does did can could would should will might must""".split()
@@ -115,6 +115,9 @@ def named(text: str) -> set[str]:
             # "my brother james is": a name; "my wife works in": a verb
             if not word.endswith("s") or after in _AFTER_NAME:
                 found.add(word.removesuffix("'s"))
+        elif _full_name_of_role(tokens, i):
+            # "my manager is priya raman, she ...": a first name and a surname said as who the role is
+            found |= {bare, tokens[i + 1][0].lower()}
         elif before in {"called", "named", "name's"} or (before in TITLES and two_before not in {"a", "the", "my"}):
             found.add(word.removesuffix("'s"))
         elif (before, two_before) in {("is", "name"), ("was", "name")} or (before == "at" and word.endswith("'s")):
@@ -123,6 +126,25 @@ def named(text: str) -> set[str]:
         elif (before in PLACE_BEFORE or (before == "to" and two_before in MOVES)) and word not in NOT_PLACES:
             found.add(word.removesuffix("'s"))
     return found
+
+
+def _full_name_of_role(tokens: list, i: int) -> bool:
+    """Does ``tokens[i]`` open a two-word name said as who a person's role is ("my manager is priya
+    raman, ...")? Two name-like words and then the sentence or clause ends: one word after "is" may
+    say how the person is ("my boss is nice"), a first name and a surname say who."""
+    if i < 3 or i + 1 >= len(tokens):
+        return False
+    owner, role, verb = (tokens[i - k][0].lower() for k in (3, 2, 1))
+    nxt = tokens[i + 1][0]
+    end = tokens[i + 2][0].lower() if i + 2 < len(tokens) else "."
+    return (
+        owner in {"my", "our", "his", "her", "their"}
+        and role in ROLES
+        and verb in {"is", "was"}
+        and _lower_word(nxt)
+        and _may_name(nxt)
+        and end in {",", ".", "!", "?", ";", ":", "and", "btw", "lol"}
+    )
 
 
 # a venue's kind after its name ("at greenfield primary", "at riverside park"): the name and the

@@ -93,3 +93,12 @@ def test_a_name_in_letters_beyond_a_to_z_is_a_name(text, name):
     shown = recase(text, {name})
     assert name.capitalize() in shown and restore(shown, {name}) == text
     assert has_kind(recase("my hairdresser siobhán is great", {"siobhán"}), "name")
+
+
+def test_a_first_name_and_surname_said_as_who_a_role_is_are_names():
+    assert named("my manager is priya raman, she seems nice") == {"priya", "raman"}
+    # one word after "is" may say how the person is, and an intensifier opens no name
+    assert named("my dad is sick") == set() and named("my boss is super nice.") == set()
+    boss = [Turn(1, "user", "first day at the new job"), Turn(3, "user", "my manager is priya raman, she seems nice")]
+    shown, typed = recased_turns(boss, "who's my boss?")
+    assert typed == {"priya", "raman"} and has_kind(shown[1].content, "name")
