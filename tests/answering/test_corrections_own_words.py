@@ -173,3 +173,11 @@ def test_a_statement_said_again_names_no_stale_value():
 def test_names_in_lower_case_after_a_name_cue_or_as_someones_place():
     assert named("her name is clementine") == {"clementine"}
     assert "rosalind" in named("we're meeting at rosalind's tonight")
+
+
+def test_a_part_saying_the_new_day_in_lower_case_is_no_old_part():
+    old, fix = "plumber is coming thursday at 10", "scratch that he just texted, its friday at 10 now"
+    stale = stale_words(fix, old, "when is the plumber coming?")
+    assert "friday" in without_stale(fix, stale) and "thursday" not in without_stale(fix, stale)
+    # the old part without a value of its own still goes ("Emil was the neighbour's cat")
+    assert without_stale("his name is Oskar, Emil was the neighbour's cat", {"emil"}) == "his name is Oskar"
