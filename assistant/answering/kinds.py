@@ -301,7 +301,14 @@ def _without(text: str, asked: set[str]) -> str:
     return re.sub(r"[\w'-]+", blank, text)
 
 
+# a day is asked for, not the hour ("what day does she get here?")
+DAY_ASKED = re.compile(r"(?i)\b(what|which)\s+(day|date|weekday)s?\b")
+
+
 def kind_beyond(text: str, kind: str | None, question: str, loose: bool = False) -> bool:
     """``has_kind`` beyond the question's own names and numbers, or the value of the label the
-    question asks for ("year 6" for "Which year do I teach?")."""
+    question asks for ("year 6" for "Which year do I teach?"). A question asking which day is not
+    answered by a clock time alone ("landing at 9pm now" for "what day does she get here?")."""
+    if kind == "time" and DAY_ASKED.search(question):
+        text = CLOCK.sub(" ", text)
     return has_kind(_without(text, names(question) - TIME_NAMES), kind, loose) or label_value(text, question)

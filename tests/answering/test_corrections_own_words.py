@@ -10,7 +10,7 @@ import pytest
 
 from assistant.answering.answer import grounded_answer
 from assistant.answering.corrections import CORRECTION, changes_asked
-from assistant.answering.kinds import amounts, has_kind
+from assistant.answering.kinds import amounts, has_kind, kind_beyond
 from assistant.answering.latest import newer_value
 from assistant.answering.note import Note
 from assistant.answering.notes import select_notes
@@ -181,3 +181,12 @@ def test_a_part_saying_the_new_day_in_lower_case_is_no_old_part():
     assert "friday" in without_stale(fix, stale) and "thursday" not in without_stale(fix, stale)
     # the old part without a value of its own still goes ("Emil was the neighbour's cat")
     assert without_stale("his name is Oskar, Emil was the neighbour's cat", {"emil"}) == "his name is Oskar"
+
+
+def test_a_later_hour_does_not_correct_the_day_asked_for():
+    day = "what day does she get here?"
+    assert not kind_beyond("update: her flights delayed, landing at 9pm now", "time", day)
+    assert kind_beyond("update: her flights delayed, landing at 9pm now", "time", "when does she land?")
+    lands, later = "she lands friday around 6pm", "update: her flights delayed, landing at 9pm now"
+    assert not changes_asked(later, lands, "time", day)
+    assert changes_asked(later, lands, "clock", "what time does she land?")
