@@ -148,19 +148,19 @@ def _full_name_of_role(tokens: list, i: int) -> bool:
     )
 
 
-# a venue's kind after its name ("at greenfield primary", "at riverside park"): the name and the
+# a venue's kind after its name ("at greenfield primary", "at riverside park", "on elm st"): the name and the
 # kind word, both capitalised
 VENUES = frozenset(
     """primary academy school college university hospital clinic park street road lane avenue cafe café gym
 studio library hall centre center stadium arena theatre theater church station market surgery pharmacy
-mall""".split()
+mall st rd ave""".split()
 )
 # what stands before a venue's kind and is no name ("at the local school", "my old gym")
 NOT_VENUE_NAMES = frozenset(
     """local new old big small nearby main primary secondary high little same other usual closest nearest
 public private community medical dental sports city town village""".split()
 )
-_VENUE_AFTER = frozenset("at to in from near".split())
+_VENUE_AFTER = frozenset("at to in from near on".split())
 # who calls ("I called the bank"): the word before "called" that makes it a verb, not a name's
 _CALLERS = frozenset("i we you u he she they just also then and finally already".split())
 

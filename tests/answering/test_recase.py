@@ -102,3 +102,8 @@ def test_a_first_name_and_surname_said_as_who_a_role_is_are_names():
     boss = [Turn(1, "user", "first day at the new job"), Turn(3, "user", "my manager is priya raman, she seems nice")]
     shown, typed = recased_turns(boss, "who's my boss?")
     assert typed == {"priya", "raman"} and has_kind(shown[1].content, "name")
+
+
+def test_a_street_said_short_after_on_is_a_place_name():
+    assert named("my niece's party is at bounce house on elm st") >= {"elm", "st"}
+    assert named("see you on monday at the gym") == set() and named("we live on the main road") == set()
