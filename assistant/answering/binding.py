@@ -269,9 +269,42 @@ def answering_clauses(text: str, question: str, asked: Asked, similar: Similar) 
         if not kind_beyond(c, asked.kind, question) and not bound:
             continue
         named = asked.kind == "name" and PRONOUN_NAMED.search(c)
-        if (says_head(c, asked, similar) or named) and _holds(c, question, asked, similar):
+        if (
+            (says_head(c, asked, similar) or named)
+            and _holds(c, question, asked, similar)
+            and not another_of(c, question)
+        ):
             out.append(c)
     return out
+
+
+# the noun phrase a question asks about, narrowed by one word: "my home insurance", "the yoga class"
+NARROWED = re.compile(r"(?i)\b(?:my|our|the|his|her|their)\s+([a-z]+)\s+([a-z]+)\b")
+
+
+def another_of(clause: str, question: str) -> bool:
+    """Does the clause say the question's noun narrowed by another word, and never the question's
+    ("car insurance renews in august" for "when is my home insurance due?", "spin class is on monday"
+    for "what time is my yoga class?")? It speaks of a neighbouring thing, whose value is no answer."""
+    for m in NARROWED.finditer(question):
+        narrow, noun = m.group(1).lower(), m.group(2).lower()
+        if narrow in STOP_WORDS or noun in STOP_WORDS:
+            continue
+        tokens = TOKEN.findall(clause)
+        low = [t.lower() for t in tokens]
+        if stem(narrow) in {stem(t.removesuffix("'s")) for t in low}:
+            continue  # the question's own narrowing word is said
+        for i in range(1, len(tokens)):
+            before = tokens[i - 1]
+            if (
+                stem(low[i]) == stem(noun)
+                and before.islower()
+                and before not in STOP_WORDS
+                and before not in _DETS
+                and not before.endswith("'s")
+            ):
+                return True
+    return False
 
 
 def values_of(found: tuple[str, ...], question: str, asked: Asked, similar: Similar) -> frozenset[str]:

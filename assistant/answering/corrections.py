@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from assistant.answering.kinds import CLOCK, TIME_WORDS, has_kind, label_value
+from assistant.answering.kinds import CLOCK, DAY_ASKED, TIME_WORDS, has_kind, kind_beyond, label_value
 from assistant.answering.latest import newer_value, values
 from assistant.answering.note import Note, note_of, salient
 from assistant.answering.parts import parts, repeated
@@ -81,6 +81,8 @@ def changes_asked(fix: str, note: str, kind: str | None, question: str = "") -> 
     is no time. Without a question, whether ``fix`` corrects ``note`` at all: yes."""
     if kind is not None and _speaks_of_another_part(fix, note, kind, question):
         return False
+    if kind == "time" and DAY_ASKED.search(question) and not kind_beyond(fix, kind, question):
+        return False  # "landing at 9pm now" changes the hour, not the day "she lands friday" said
     if kind in ("time", "clock") or not (kind or question):
         return True
     new = salient(fix) - salient(note)

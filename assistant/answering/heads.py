@@ -55,6 +55,10 @@ LIGHT = frozenset(
     "had be being been come comes coming came take takes taking took supposed happen happens happened again remind "
     "now please new latest last first next current these days".split()
 )
+# the question words a noun phrase opens after ("what school", "whats my ...")
+QUESTION_WORDS = frozenset("what which whats".split())
+# question words typed without their apostrophe: no head word ("whos my boss?", "wheres the party?")
+SPOKEN_QUESTION_WORDS = frozenset("whos wheres whens hows whys".split())
 NUMERAL = re.compile(r"(?i)^(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred)$")
 ROLE_GROUPS = stem_groups(ROLES)
 ROLE_WORDS = frozenset(w for group in ROLES for w in group.split()) | PERSON_WORDS | TITLES
@@ -84,7 +88,12 @@ class Asked:
 
 
 def asked_for(question: str) -> Asked | None:
-    """The kind and head of a question, or None when it asks for no kind of value."""
+    """The kind and head of a question, or None when it asks for no kind of value.
+
+    For a name the thing is the noun the name is of: the last noun of the first noun phrase, not
+    the words narrowing it or whose it is ("teacher" in "whats my pottery teacher's name?",
+    "doctor" in "the name of my pup's doctor", "restaurant" in "the name of the restaurant my
+    husband works at"): a name bound to "pottery" or "husband" there names something else."""
     kind = expected_kind(question)
     if kind is None:
         return None
@@ -92,20 +101,32 @@ def asked_for(question: str) -> Asked | None:
     generic = KIND_WORDS.get(kind, frozenset()) | {stem(w) for w in TIME_NAMES}
     head: dict[str, str] = {}
     thing, noun = set(), False
+    phrases: list[list[str]] = [[]]  # the noun phrases' thing stems, in order
     for token in WORD.findall(question.lower()):
         plain = token.removesuffix("'s")
         s = stem(plain)
-        if plain in DETERMINERS or plain in ("what", "which") or token.endswith("'s"):
+        if plain in DETERMINERS or plain in QUESTION_WORDS or token.endswith("'s"):
+            if not token.endswith("'s") or not noun:
+                phrases.append([])  # "the restaurant | my husband works at": another phrase
             noun = True  # a noun phrase opens: "my insurance quote", "the tour company", "what school"
             if not token.endswith("'s"):
                 continue
         said_nothing = plain in STOP_WORDS or plain in LIGHT or plain.isdigit() or NUMERAL.match(plain)
-        if len(plain) < 2 or said_nothing or plain in own or s in generic:
+        if len(plain) < 2 or said_nothing or plain in own or s in generic or plain in SPOKEN_QUESTION_WORDS:
             noun = noun and s in generic and plain not in STOP_WORDS  # "what time is ...": the phrase goes on
+            if not noun:
+                phrases.append([])
             continue
         head.setdefault(s, plain)
         if noun:
             thing.add(s)
+            if kind == "name" and plain.endswith("ing"):
+                phrases.append([])  # "the guy fixing my sink": a verb ends the noun phrase
+            else:
+                phrases[-1].append(s)
+    if kind == "name":
+        first = next((p for p in phrases if p), None)
+        thing = {first[-1]} if first else thing
     return Asked(kind, head, frozenset(thing))
 
 

@@ -1,6 +1,7 @@
 """The kind of word an answer needs, and whether a text holds one.
 
-"Who ...?" wants a name, "When ...?" a day, date or time, "Where ...?" a place, "How old / how many
+"Who ...?" wants a name, "When ...?" a day, date or time, "Where ...?" a place (typed without
+the apostrophe too: "whos", "whens", "wheres"), "How old / how many
 ...?" a number; "what colour", "what do I do for a living", "the code for my locker" ask for a colour,
 a job, a code. ``expected_kind`` reads the question, ``has_kind`` a turn; ``kind_beyond`` leaves out the
 names the question already says ("Lukas" does not answer "Where does Lukas live?"). Used by the choice
@@ -15,17 +16,21 @@ from assistant.answering.note import OPENERS, salient
 from assistant.answering.referents import CODE_ASKED, SAYS_ROLE, holds_code, names
 from assistant.retrieval.lexical import STOP_WORDS, words
 
+# a question may open with a word joining it to the talk ("and when is my home insurance due?")
+LEAD = r"^\s*(?:(?:and|so|also|ok|okay|oh|but|btw|um|hmm)[\s,]+)?"
 KINDS = (
     (
         "name",
-        re.compile(r"(?i)^\s*(who|whom)\b|\b(name|called|call)\b|^\s*(which|what)\s+(relative|family member|person)\b"),
+        re.compile(
+            rf"(?i){LEAD}(who|whom|whos)\b|\b(name|called|call)\b|^\s*(which|what)\s+(relative|family member|person)\b"
+        ),
     ),
     ("clock", re.compile(r"(?i)\b(what|which)\s+time\b|\bat what time\b|\bhow (late|early)\b")),
-    ("time", re.compile(r"(?i)^\s*when\b|\b(what|which)\s+(day|date|month|year|weekday)s?\b")),
+    ("time", re.compile(rf"(?i){LEAD}whens?\b|\b(what|which)\s+(day|date|month|year|weekday)s?\b")),
     (
         "place",
         re.compile(
-            r"(?i)^\s*where\b|\b(what|which)\s+(city|town|country|place|street|"
+            rf"(?i){LEAD}wheres?\b|\b(what|which)\s+(city|town|country|place|street|"
             r"hospital|school|village|island|state)\b"
         ),
     ),
@@ -139,6 +144,8 @@ INSTRUMENTS = re.compile(
 # an amount ("6400 euros", "950 a month", "1,350"): a number that is no clock time, date, label's
 # value ("flat number 12B", "year 4") or code ("cb500", "mt-07")
 _AMOUNT = re.compile(r"(?<![\w:.])(?<![A-Za-z]-)[$\u20ac\u00a3]?\d[\d,.]*(?:k\b)?(?![\w:])")
+# money said after a number ("at 10 euros each"): an amount, not a clock time
+_MONEY_AFTER = re.compile(r"(?i)\s*(?:[$\u20ac\u00a3%]|k\b|euros?\b|dollars?\b|pounds?\b|quid\b|bucks\b|grand\b)")
 _LABEL_BEFORE = re.compile(
     r"(?i)\b(number|no|room|flat|apartment|gate|platform|seat|locker|bus|line|route|door|unit|suite|table|desk|"
     r"terminal|level|floor|spot|year|grade|class|code|pin)\s*$"
@@ -146,12 +153,16 @@ _LABEL_BEFORE = re.compile(
 
 
 def amounts(text: str) -> list[str]:
-    """The amounts a text says: numbers not a clock time ("3:45", "6pm"), a date ("the 14th", "2016"
+    """The amounts a text says: numbers not a clock time ("3:45", "6pm", "friday at 10"), a date ("the 14th", "2016"
     is kept: a price may be one), a label's value ("number 12B") or a code."""
+    # a bare number after "at" is a clock time ("coming friday at 10"), unless money follows it
+    clock = [c.span() for c in CLOCK.finditer(text) if not _MONEY_AFTER.match(text, c.end())]
     out = []
     for m in _AMOUNT.finditer(text):
         after = text[m.end() : m.end() + 3].lower()
         if re.match(r"\s?(am|pm|a\.m|p\.m|h\b|st\b|nd\b|rd\b|th\b)", after) or _LABEL_BEFORE.search(text[: m.start()]):
+            continue
+        if any(a <= m.start() < b for a, b in clock):
             continue
         out.append(m.group(0))
     return out
@@ -290,7 +301,14 @@ def _without(text: str, asked: set[str]) -> str:
     return re.sub(r"[\w'-]+", blank, text)
 
 
+# a day is asked for, not the hour ("what day does she get here?")
+DAY_ASKED = re.compile(r"(?i)\b(what|which)\s+(day|date|weekday)s?\b")
+
+
 def kind_beyond(text: str, kind: str | None, question: str, loose: bool = False) -> bool:
     """``has_kind`` beyond the question's own names and numbers, or the value of the label the
-    question asks for ("year 6" for "Which year do I teach?")."""
+    question asks for ("year 6" for "Which year do I teach?"). A question asking which day is not
+    answered by a clock time alone ("landing at 9pm now" for "what day does she get here?")."""
+    if kind == "time" and DAY_ASKED.search(question):
+        text = CLOCK.sub(" ", text)
     return has_kind(_without(text, names(question) - TIME_NAMES), kind, loose) or label_value(text, question)

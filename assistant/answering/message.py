@@ -53,6 +53,13 @@ TRAILING_QUESTION = re.compile(
     r"(?:'s|’s)?\s+(?:is|are|was|were|do|does|did|my|our|the|time|day|year|colou?r|kind|much|many|long|old|he|she|"
     r"they|i|we)\b[^,;.!?]*$"
 )
+# a question typed straight after its statement with no stop, by a question word run into "my"
+# ("flight home is ua 872 whats my flight number"), or asked as a favour after a comma ("dentist appt is
+# monday at 8:45, can u tell me when my dentist appt is")
+RUN_ON_QUESTION = re.compile(
+    r"(?i)\s(?=(?:whats|what's|what’s|wheres|where's|whos|who's|whens|when's)\s+my\b[^,;.!?]*$)"
+    rf"|[,;]\s*(?:so\s+)?(?:can|could)\s+(?:you|u)\s+(?:tell|remind)\s+me\s+(?=(?:{WH_WORDS})\b[^,;.!?]*$)"
+)
 # "remind me" before a fact is the user telling it, not a request ("remind me, my dentist
 # appointment is friday ...")
 REMIND = re.compile(r"(?i)^\s*(?:so\s+|ok\s+|oh\s+)?remind me\b\s*[,:]?\s*")
@@ -67,7 +74,12 @@ def is_question(message: str) -> bool:
     tag on a statement about the user ("I'm 34, can you believe it?", "We met on Friday, right?"):
     then the user is telling, and gets a statement's reply."""
     text = message.rstrip()
-    if not (text.endswith(("?", "？", "¿")) or QUESTION_START.match(text) or TRAILING_QUESTION.search(text)):
+    if not (
+        text.endswith(("?", "？", "¿"))
+        or QUESTION_START.match(text)
+        or TRAILING_QUESTION.search(text)
+        or RUN_ON_QUESTION.search(text)
+    ):
         return False
     clauses = _clauses(text)
     if len(clauses) < 2:
@@ -126,7 +138,7 @@ def split(message: str) -> Parts:
         told = [REMIND.sub("", s) for s in sentences if not _asks(s)]
     else:
         clauses = list(CLAUSE_QUESTION.finditer(text))  # the last one that opens with a question word
-        m = clauses[-1] if clauses else None
+        m = RUN_ON_QUESTION.search(text) or (clauses[-1] if clauses else None)
         if m is None or not is_question(text):
             return Parts("", text)
         told, asked = [REMIND.sub("", text[: m.start()]).strip() + "."], [text[m.end() :].strip()]

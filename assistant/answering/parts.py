@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from assistant.answering.kinds import TIME_NAMES
 from assistant.answering.note import salient
 from assistant.retrieval.lexical import STOP_WORDS, WORD, stem
 
@@ -81,11 +82,13 @@ def stale_words(fix: str, old: str, question: str) -> set[str]:
 
 
 def _old_part(part: str, stale: Collection[str]) -> bool:
-    """Does the part name a stale word, give no name or number besides the stale ones, and put no
+    """Does the part name a stale word, give no name, day or number besides the stale ones, and put no
     stale word aside by "not" ("it's thursday not tuesday" says the new day)?"""
     if any(m.group(1).lower() in stale for m in AFTER_NOT.finditer(part)):
         return False
-    return bool(_tokens(part) & set(stale)) and not (salient(part) - set(stale))
+    # a day or month is a name typed in lower case too ("its friday at 10 now" says the new day)
+    values = salient(part) | (_tokens(part) & TIME_NAMES)
+    return bool(_tokens(part) & set(stale)) and not (values - set(stale))
 
 
 def without_stale(text: str, stale: Collection[str]) -> str:

@@ -54,13 +54,20 @@ week weeks month months day days hour hours minute minutes ages tears pieces bit
 # words that follow a role and name no one: verbs without a telltale ending, adverbs, adjectives
 NOT_NAMES = frozenset(
     """told said got get gets go goes went come came made make take took gave give saw see left bought found
-thought think knew know felt feel kept sent brought wants want needs need likes like loves love hates hate
-always never also still often sometimes even already actually really usually finally recently literally
-basically totally kinda sorta probably maybe well too now back and or but who which that got isn't wasn't
-can't won't doesn't didn't hasn't haven't just only new old little big best older younger oldest youngest
-twin twins lives works says has had does did can could would should will might must""".split()
+thought think knew know felt feel kept sent brought wants want needs need likes like loves love hates
+hate always never also still often sometimes even already actually really usually finally recently
+literally super pretty quite very basically totally kinda sorta probably maybe well too now back and or
+but who which that got isn't wasn't can't won't doesn't didn't hasn't haven't just only new old little
+big best older younger oldest youngest twin twins lives works says has had does did can could would
+should will might must""".split()
 )
-_WORD = re.compile(r"[a-z][a-z'-]*")
+
+
+def _lower_word(word: str) -> bool:
+    """A word of lower-case letters, in any alphabet ("siobhán", "zoë" and "nguyễn" are names too)."""
+    return word[:1].isalpha() and word.islower() and all(ch.isalpha() or ch in "'-" for ch in word)
+
+
 _AFTER_NAME = frozenset("is was has had just will and , . ! ? ; : ( ) 's".split())
 
 
@@ -86,7 +93,7 @@ def named(text: str) -> set[str]:
         two_before = tokens[i - 2][0].lower() if i >= 2 else ""
         bare = word.removesuffix("'s")
         if (
-            _WORD.fullmatch(word)
+            _lower_word(word)
             and (
                 (before == "the" and two_before in {"called", "named"} and _names_a_thing(tokens, i - 3))
                 or 0 < called_the < 3
@@ -99,7 +106,7 @@ def named(text: str) -> set[str]:
             called_the += 1
             continue
         called_the = 0
-        if not _WORD.fullmatch(word) or not _may_name(bare):
+        if not _lower_word(word) or not _may_name(bare):
             continue
         after = tokens[i + 1][0].lower() if i + 1 < len(tokens) else "."
         if after in VENUES and bare not in NOT_VENUE_NAMES and (before in _VENUE_AFTER or two_before in _VENUE_AFTER):
@@ -109,6 +116,9 @@ def named(text: str) -> set[str]:
             # "my brother james is": a name; "my wife works in": a verb
             if not word.endswith("s") or after in _AFTER_NAME:
                 found.add(word.removesuffix("'s"))
+        elif _full_name_of_role(tokens, i):
+            # "my manager is priya raman, she ...": a first name and a surname said as who the role is
+            found |= {bare, tokens[i + 1][0].lower()}
         elif before in {"called", "named", "name's"} or (before in TITLES and two_before not in {"a", "the", "my"}):
             found.add(word.removesuffix("'s"))
         elif (before, two_before) in {("is", "name"), ("was", "name")} or (before == "at" and word.endswith("'s")):
@@ -119,19 +129,38 @@ def named(text: str) -> set[str]:
     return found
 
 
-# a venue's kind after its name ("at greenfield primary", "at riverside park"): the name and the
+def _full_name_of_role(tokens: list, i: int) -> bool:
+    """Does ``tokens[i]`` open a two-word name said as who a person's role is ("my manager is priya
+    raman, ...")? Two name-like words and then the sentence or clause ends: one word after "is" may
+    say how the person is ("my boss is nice"), a first name and a surname say who."""
+    if i < 3 or i + 1 >= len(tokens):
+        return False
+    owner, role, verb = (tokens[i - k][0].lower() for k in (3, 2, 1))
+    nxt = tokens[i + 1][0]
+    end = tokens[i + 2][0].lower() if i + 2 < len(tokens) else "."
+    return (
+        owner in {"my", "our", "his", "her", "their"}
+        and role in ROLES
+        and verb in {"is", "was"}
+        and _lower_word(nxt)
+        and _may_name(nxt)
+        and end in {",", ".", "!", "?", ";", ":", "and", "btw", "lol"}
+    )
+
+
+# a venue's kind after its name ("at greenfield primary", "at riverside park", "on elm st"): the name and the
 # kind word, both capitalised
 VENUES = frozenset(
     """primary academy school college university hospital clinic park street road lane avenue cafe café gym
 studio library hall centre center stadium arena theatre theater church station market surgery pharmacy
-mall""".split()
+mall st rd ave""".split()
 )
 # what stands before a venue's kind and is no name ("at the local school", "my old gym")
 NOT_VENUE_NAMES = frozenset(
     """local new old big small nearby main primary secondary high little same other usual closest nearest
 public private community medical dental sports city town village""".split()
 )
-_VENUE_AFTER = frozenset("at to in from near".split())
+_VENUE_AFTER = frozenset("at to in from near on".split())
 # who calls ("I called the bank"): the word before "called" that makes it a verb, not a name's
 _CALLERS = frozenset("i we you u he she they just also then and finally already".split())
 
@@ -147,7 +176,7 @@ def recase(text: str, names: Iterable[str]) -> str:
     if not wanted:
         return text
     return re.sub(
-        r"(?<![\w'-])[a-z][\w-]*",
+        r"(?<![\w'-])[^\W\d_][\w-]*",
         lambda m: m.group(0).capitalize() if m.group(0) in wanted else m.group(0),
         text,
     )
@@ -158,7 +187,7 @@ def restore(text: str, names: Iterable[str]) -> str:
     wanted = {n.capitalize(): n for n in names}
     if not wanted:
         return text
-    return re.sub(r"(?<![\w'-])[A-Z][\w-]*", lambda m: wanted.get(m.group(0), m.group(0)), text)
+    return re.sub(r"(?<![\w'-])[^\W\d_][\w-]*", lambda m: wanted.get(m.group(0), m.group(0)), text)
 
 
 def recased_turns(turns: Sequence, extra: str = "") -> tuple[list, set[str]]:

@@ -268,3 +268,52 @@ def test_a_name_inside_a_sentence_is_a_better_guess_than_a_capitalised_first_wor
         "Who is coming to stay with me?",
     )
     assert picked.notes[0].content == "My older brother Tomasz is visiting this weekend."
+
+
+# ----------------------------------------------------------------------------- whose name, which thing
+
+
+@pytest.mark.parametrize(
+    "question, thing",
+    [
+        ("whats my pottery teacher's name?", {"teacher"}),  # "pottery" narrows it
+        ("whats the name of my pup's doctor?", {"doctor"}),  # the pup is whose doctor
+        ("what's the name of the restaurant my husband works at?", {"restaurant"}),  # a clause of its own
+        ("whats the name of the guy fixing my sink?", {"guy"}),  # a verb ends the phrase
+        ("What's my girlfriend called?", {"girlfriend"}),
+    ],
+)
+def test_a_name_is_asked_of_the_noun_the_phrase_ends_in(question, thing):
+    asked = asked_for(question)
+    assert asked.kind == "name" and set(asked.thing) == thing
+    assert "what" not in asked.head  # "whats" is the question word
+
+
+def test_a_name_bound_to_the_narrowing_word_or_the_owner_is_no_answer():
+    husband = notes("my husband Rafael is a chef, works at a tapas place downtown")
+    assert judge(husband, "what's the name of the restaurant my husband works at?").how != "answer"
+    pottery = notes("i startd pottery classes, every tuesday at 7pm at clay Corner Studio")
+    assert judge(pottery, "whats my pottery teacher's name?").how != "answer"
+    # the thing's own name still answers
+    assert judge(notes("my pottery teacher is called Ines"), "whats my pottery teacher's name?").how == "answer"
+
+
+@pytest.mark.parametrize(
+    "question, kind",
+    [
+        ("whos my hairdresser?", "name"),
+        ("wheres the party?", "place"),
+        ("whens my flight?", "time"),
+        ("and when is my home insurance due?", "time"),  # a word joining it to the talk
+        ("so who is picking me up?", "name"),
+    ],
+)
+def test_the_kind_of_a_question_typed_without_apostrophe_or_after_a_joining_word(question, kind):
+    assert asked_for(question).kind == kind
+
+
+def test_the_noun_narrowed_by_another_word_is_a_neighbouring_thing():
+    car = notes("also car insurance renews in august, remind me closer to the time")
+    assert judge(car, "and when is my home insurance due?").how != "answer"
+    assert judge(car, "when's my car insurance up for renewal?").how == "answer"
+    assert judge(notes("the insurance renews in august"), "when is my home insurance due?").how == "answer"

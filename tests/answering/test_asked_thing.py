@@ -7,9 +7,11 @@ wording."""
 
 from __future__ import annotations
 
+from assistant.answering.answerable import judge
 from assistant.answering.kinds import amounts, expected_kind, has_kind
 from assistant.answering.note import Note
 from assistant.answering.quoting import extractive
+from tests.answering.test_answerable import notes
 from tests.answering.test_changed_values import picked, quoted
 
 FLAT = ["hey", "we moved to Bratislava last month", "our new flat number is 12B, top floor and no lift lol"]
@@ -44,6 +46,21 @@ def test_how_much_needs_an_amount_not_a_labels_number_or_a_time():
     # an amount said answers it
     paid = ["finally bought a car", "paid 6400 euros for it"]
     assert quoted(picked("How much did the car cost?", paid, cited=[3])) == paid[1]
+
+
+PLUMBER = [
+    "my kitchen sink is leaking again smh",
+    "plumber is coming thursday at 10",
+    "scratch that he just texted, its friday at 10 now",
+]
+
+
+def test_a_number_after_at_is_a_clock_time_not_an_amount():
+    assert amounts(PLUMBER[2]) == [] and amounts(PLUMBER[1]) == []
+    assert amounts("sold them at 10 euros each") == ["10"]  # money after it: an amount
+    # the correction of when the plumber comes says no price: "how much" was never said
+    told = notes(*PLUMBER)
+    assert judge([told[2]], "how much is the plumber charging me?", told=told).how == "unknown"
 
 
 def test_who_does_needs_a_named_person_doing_it():

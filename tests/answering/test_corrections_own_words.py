@@ -10,7 +10,7 @@ import pytest
 
 from assistant.answering.answer import grounded_answer
 from assistant.answering.corrections import CORRECTION, changes_asked
-from assistant.answering.kinds import amounts, has_kind
+from assistant.answering.kinds import amounts, has_kind, kind_beyond
 from assistant.answering.latest import newer_value
 from assistant.answering.note import Note
 from assistant.answering.notes import select_notes
@@ -173,3 +173,20 @@ def test_a_statement_said_again_names_no_stale_value():
 def test_names_in_lower_case_after_a_name_cue_or_as_someones_place():
     assert named("her name is clementine") == {"clementine"}
     assert "rosalind" in named("we're meeting at rosalind's tonight")
+
+
+def test_a_part_saying_the_new_day_in_lower_case_is_no_old_part():
+    old, fix = "plumber is coming thursday at 10", "scratch that he just texted, its friday at 10 now"
+    stale = stale_words(fix, old, "when is the plumber coming?")
+    assert "friday" in without_stale(fix, stale) and "thursday" not in without_stale(fix, stale)
+    # the old part without a value of its own still goes ("Emil was the neighbour's cat")
+    assert without_stale("his name is Oskar, Emil was the neighbour's cat", {"emil"}) == "his name is Oskar"
+
+
+def test_a_later_hour_does_not_correct_the_day_asked_for():
+    day = "what day does she get here?"
+    assert not kind_beyond("update: her flights delayed, landing at 9pm now", "time", day)
+    assert kind_beyond("update: her flights delayed, landing at 9pm now", "time", "when does she land?")
+    lands, later = "she lands friday around 6pm", "update: her flights delayed, landing at 9pm now"
+    assert not changes_asked(later, lands, "time", day)
+    assert changes_asked(later, lands, "clock", "what time does she land?")

@@ -324,6 +324,21 @@ def test_a_fact_and_its_question_in_one_message_split_in_the_shapes_people_type(
         assert is_question(message) and fact in parts.stated and fact not in parts.asked, message
 
 
+def test_a_question_run_on_after_its_fact_with_no_stop_is_asked():
+    shapes = {
+        "flight home is ua 872 whats my flight number": ("872", "whats my flight number"),
+        "quick one: dentist appt is monday at 8:45, can u tell me when my dentist appt is": (
+            "monday",
+            "when my dentist appt is",
+        ),
+    }
+    for message, (fact, asked) in shapes.items():
+        parts = split(message)
+        assert is_question(message) and fact in parts.stated and parts.asked == asked, message
+    # a question word inside a statement that runs into no "my" asks nothing
+    assert not is_question("i forgot where the keys are") and not is_question("ok thanks. also tell me a joke")
+
+
 def test_a_greeting_or_a_remind_me_alone_states_nothing():
     for message in ("Hey, where did I park?", "Thanks! What is my dog called?", "remind me, what is my code?"):
         assert split(message).stated == "", message

@@ -78,3 +78,32 @@ def test_a_name_said_called_the_and_a_venue_name_are_capitalised_but_a_call_is_n
     assert named("i called the bank today") == set()
     assert {"greenfield", "primary"} <= named("my nephew just started at greenfield primary")
     assert named("he goes to the local school") == set()
+
+
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ("my hairdresser siobhán is great", "siobhán"),
+        ("my sister zoë is visiting from lisbon", "zoë"),
+        ("we moved to málaga last spring", "málaga"),
+    ],
+)
+def test_a_name_in_letters_beyond_a_to_z_is_a_name(text, name):
+    assert name in named(text)
+    shown = recase(text, {name})
+    assert name.capitalize() in shown and restore(shown, {name}) == text
+    assert has_kind(recase("my hairdresser siobhán is great", {"siobhán"}), "name")
+
+
+def test_a_first_name_and_surname_said_as_who_a_role_is_are_names():
+    assert named("my manager is priya raman, she seems nice") == {"priya", "raman"}
+    # one word after "is" may say how the person is, and an intensifier opens no name
+    assert named("my dad is sick") == set() and named("my boss is super nice.") == set()
+    boss = [Turn(1, "user", "first day at the new job"), Turn(3, "user", "my manager is priya raman, she seems nice")]
+    shown, typed = recased_turns(boss, "who's my boss?")
+    assert typed == {"priya", "raman"} and has_kind(shown[1].content, "name")
+
+
+def test_a_street_said_short_after_on_is_a_place_name():
+    assert named("my niece's party is at bounce house on elm st") >= {"elm", "st"}
+    assert named("see you on monday at the gym") == set() and named("we live on the main road") == set()
