@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench import locomo, protocol
+from bench import holdout, locomo, protocol
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,26 +30,25 @@ def main(argv: list[str] | None = None) -> int:
     params = {k: float(v) for k, v in (p.split("=", 1) for p in args.param)}
     seeds = [int(s) for s in args.seeds.split(",")]
     convs = locomo.load(args.data)
-    scale = locomo.token_scale("words")
+    # each conversation's perfect prior, computed once for every budget
+    perfect = []
+    for conv in convs:
+        evidence = {e for q in conv.questions for e in q.evidence}
+        perfect.append([[args.hit if t.number in evidence else args.miss for t in conv.turns]])
+    runs = (
+        ("fifo", protocol.spec("fifo"), False),
+        ("oracle", protocol.spec("oracle"), False),
+        ("label", protocol.spec("measured", lag=0, **params), True),
+    )
     print(f"{args.data}: {len(convs)} conversations, prior {args.hit} / {args.miss}, measured {params or 'shipped'}")
     print(f"{'B':>6} {'fifo':>7} {'label':>7} {'oracle':>7} {'gap':>6}")
     for budget in (int(b) for b in args.budgets.split(",")):
-        kept: dict[str, list[int]] = {}
-        for conv in convs:
-            costs = [[scale.count(t.text) for t in conv.turns]]
-            evidence = {e for q in conv.questions for e in q.evidence}
-            prior = [[args.hit if t.number in evidence else args.miss for t in conv.turns]]
-            runs = (
-                ("fifo", protocol.spec("fifo"), None),
-                ("oracle", protocol.spec("oracle"), None),
-                ("label", protocol.spec("measured", lag=0, **params), prior),
-            )
-            for name, spec, priors in runs:
-                for seed in seeds:
-                    res = protocol.run([conv], spec, budget, seed, scale, "random", 0, costs=costs, priors=priors)
-                    k, n = kept.get(name, [0, 0])
-                    kept[name] = [k + sum(r.kept for r in res), n + sum(r.evidence for r in res)]
-        r = {name: k / n if n else 0.0 for name, (k, n) in kept.items()}
+        results: dict[str, list] = {name: [] for name, _, _ in runs}
+        for i in range(len(convs)):  # each conversation placed alone, as holdout scores a held-out one
+            for name, spec, with_prior in runs:
+                priors = perfect[i] if with_prior else None
+                results[name] += holdout.run_job((args.data, (i,), spec, budget, 0, tuple(seeds), priors))
+        r = {name: holdout.recall(res) for name, res in results.items()}
         span = r["oracle"] - r["fifo"]
         gap = (r["label"] - r["fifo"]) / span if span else 0.0
         print(f"{budget:>6} {r['fifo']:>7.4f} {r['label']:>7.4f} {r['oracle']:>7.4f} {gap:>6.3f}")
