@@ -286,13 +286,14 @@ def another_of(clause: str, question: str) -> bool:
     """Does the clause say the question's noun narrowed by another word, and never the question's
     ("car insurance renews in august" for "when is my home insurance due?", "spin class is on monday"
     for "what time is my yoga class?")? It speaks of a neighbouring thing, whose value is no answer."""
+    tokens = TOKEN.findall(clause)
+    low = [t.lower() for t in tokens]
+    said = {stem(t.removesuffix("'s")) for t in low}
     for m in NARROWED.finditer(question):
         narrow, noun = m.group(1).lower(), m.group(2).lower()
         if narrow in STOP_WORDS or noun in STOP_WORDS:
             continue
-        tokens = TOKEN.findall(clause)
-        low = [t.lower() for t in tokens]
-        if stem(narrow) in {stem(t.removesuffix("'s")) for t in low}:
+        if stem(narrow) in said:
             continue  # the question's own narrowing word is said
         for i in range(1, len(tokens)):
             before = tokens[i - 1]
