@@ -7,7 +7,13 @@ fact -- and optionally ``stale``, values a later turn corrected). Every turn is 
 its budget), then the question. A fact probe passes when the answer contains one of the fact's
 spellings (case-insensitive) and none of its stale values. A probe with an empty ``fact`` asks
 for something never stated: it passes when the answer says it does not know (one of
-``ABSTAIN``'s phrases), since any fact it offers would be invented or beside the point. The model and embeddings are the
+``ABSTAIN``'s phrases), since any fact it offers would be invented or beside the point.
+
+Both tests are lenient to a hedge: "I am not sure; the closest thing in memory: you told me (turn 5):
+..." passes a fact probe when the quoted turn holds the fact and passes a never-stated probe because
+it says it is not sure. So the summary also gives the strict shares (``sure``): fact probes answered
+with the fact and no hedge, and never-stated probes answered with a plain admission that quotes no
+turn. The model and embeddings are the
 ones the app would use (the embedded model when nothing is configured); the database is a
 throwaway SQLite file.
 
@@ -23,6 +29,7 @@ the last message; ``_heldout``: 21 more in the same shapes, run once after the r
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -31,6 +38,7 @@ from pathlib import Path
 from memory.types import MemorySettings
 
 PROBES = Path(__file__).with_name("probes.jsonl")
+QUOTED = re.compile(r"\(turn \d+\)")  # the turn an extractive answer names: "You told me (turn 3): ..."
 
 
 @dataclass(frozen=True)
@@ -110,6 +118,14 @@ def abstains(answer: str) -> bool:
     return contains_fact(answer.replace("\u2019", "'"), ABSTAIN)
 
 
+def sure(p: Probe, answer: str) -> bool:
+    """The strict pass: a fact probe's answer holds the fact and does not hedge; an unknown probe's
+    admits not knowing and offers no turn as a guess."""
+    if p.unknown:
+        return abstains(answer) and not QUOTED.search(answer)
+    return passes(p, answer) and not abstains(answer)
+
+
 def passes(p: Probe, answer: str) -> bool:
     """A fact probe: the fact and no stale value; an unknown probe: an admission of not knowing."""
     if p.unknown:
@@ -132,6 +148,7 @@ def run(
                 "id": p.id,
                 "unknown": p.unknown,
                 "ok": passes(p, r.answer),
+                "sure": sure(p, r.answer),
                 "answer": r.answer,
                 "answered_by": r.answered_by,
                 "cited": r.cited,
@@ -148,6 +165,8 @@ def run(
         "with_fact": _share(facts),
         "unknown_probes": len(unknown),
         "abstained": _share(unknown),
+        "with_fact_sure": _share(facts, "sure"),
+        "abstained_plain": _share(unknown, "sure"),
         "passed": _share(rows),
         "answered_by": {k: sum(r["answered_by"] == k for r in rows) for k in ("model", "extractive")},
         "max_answer_tokens": max((r["answer_tokens"] for r in rows), default=0),
@@ -156,5 +175,5 @@ def run(
     }
 
 
-def _share(rows: list[dict]) -> float:
-    return round(sum(r["ok"] for r in rows) / len(rows), 4) if rows else 0.0
+def _share(rows: list[dict], key: str = "ok") -> float:
+    return round(sum(r[key] for r in rows) / len(rows), 4) if rows else 0.0

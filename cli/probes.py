@@ -59,12 +59,14 @@ def cmd_probes(args) -> int:
         for r in out["rows"]:
             print(f"{'ok ' if r['ok'] else 'NO '} {r['id']:<10} [{r['answered_by']}] {r['answer']}")
     unknown = (
-        f"; no fact stated: {out['unknown_probes']}, answered 'I don't know': {out['abstained']:.1%}"
+        f"; no fact stated: {out['unknown_probes']}, answered 'I don't know': {out['abstained']:.1%} "
+        f"(quoting no turn {out['abstained_plain']:.1%})"
         if out["unknown_probes"]
         else ""
     )
     print(
-        f"probes: {out['fact_probes']}, answered with the fact: {out['with_fact']:.1%}{unknown}; answered by "
+        f"probes: {out['fact_probes']}, answered with the fact: {out['with_fact']:.1%} "
+        f"(without a hedge {out['with_fact_sure']:.1%}){unknown}; answered by "
         f"the model {out['answered_by']['model']}, extractive {out['answered_by']['extractive']}; "
         f"longest answer {out['max_answer_tokens']} tokens (cap {min(150, args.budget // 4)}); "
         f"question first-token median {out['question_ttft_ms_median']} ms; model {svc.llm.model}, "

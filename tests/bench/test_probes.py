@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench import probes
-from bench.probes import Probe, abstains, passes
+from bench.probes import Probe, abstains, passes, sure
 
 BENCH = Path(probes.__file__).parent
 
@@ -72,3 +72,13 @@ def test_the_first_minute_set_is_fair_to_a_quoting_answer():
             assert not any(abstains(t) for t in texts), p.id
         else:
             assert sum(passes(p, t) for t in texts) == 1, p.id
+
+
+def test_the_strict_pass_refuses_a_hedge_on_either_kind_of_probe():
+    fact = Probe("x", ("My dog is Biscuit.",), "What's my dog called?", ("Biscuit",))
+    guess = "I am not sure; the closest thing in memory: you told me (turn 1): My dog is Biscuit."
+    assert passes(fact, guess) and not sure(fact, guess)
+    assert sure(fact, "You told me (turn 1): My dog is Biscuit.")
+    never = Probe("x", ("My dog is Biscuit.",), "What's my cat called?", ())
+    assert passes(never, guess) and not sure(never, guess)
+    assert sure(never, "I don't know; you haven't told me that.")
