@@ -113,13 +113,16 @@ def _speaks_of_another_part(fix: str, note: str, kind: str, question: str) -> bo
 
 def uncorrected(n: Note, told: Sequence, kind: str | None, question: str) -> Note:
     """A cited correction that changes another value than the one asked ("it's 7:50 actually" for
-    "What platform is it?") gives way to the statement it corrects, which holds the asked value."""
+    "What platform is it?") gives way to the statement it corrects, when that one holds the asked
+    kind of value."""
     if n.role != "user" or not CORRECTION.search(n.content):
         return n
     for c in sorted((c for c in told if c.number < n.number), key=lambda c: -c.number):
         fix = correction_of(note_of(c, n.weight), told)
         if fix is not None and fix.number == n.number:
-            return n if changes_asked(n.content, c.content, kind, question) else note_of(c, n.weight)
+            if changes_asked(n.content, c.content, kind, question) or not kind_beyond(c.content, kind, question):
+                return n  # nor when the statement it corrects holds no value of the kind ("good morning")
+            return note_of(c, n.weight)
     return n
 
 

@@ -18,11 +18,15 @@ from assistant.retrieval.lexical import STOP_WORDS, words
 
 # a question may open with a word joining it to the talk ("and when is my home insurance due?")
 LEAD = r"^\s*(?:(?:and|so|also|ok|okay|oh|but|btw|um|hmm)[\s,]+)?"
+# "call" asks for a name as a verb ("What did I call my daughter?", "what should we call it"), not as
+# a noun ("what time is the bank call?")
+CALL_VERB = r"\b(?:do|did|does|should|will|would|can|could|to|i|we|you|they|he|she)\s+(?:\w+\s+)?call\b"
 KINDS = (
     (
         "name",
         re.compile(
-            rf"(?i){LEAD}(who|whom|whos)\b|\b(name|called|call)\b|^\s*(which|what)\s+(relative|family member|person)\b"
+            rf"(?i){LEAD}(who|whom|whos)\b|\b(name|called)\b|{CALL_VERB}"
+            r"|^\s*(which|what)\s+(relative|family member|person)\b"
         ),
     ),
     ("clock", re.compile(r"(?i)\b(what|which)\s+time\b|\bat what time\b|\bhow (late|early)\b")),
@@ -123,8 +127,20 @@ def job_words(text: str) -> set[str]:
 NUMBER = re.compile(
     r"(?i)\d|\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|"
-    r"forty|fifty|sixty|seventy|eighty|ninety|hundred)\b"
+    r"forty|fifty|sixty|seventy|eighty|ninety|hundred|once|twice|thrice)\b"
 )
+# "one of them", "two of my friends": which of a group, not how many there are
+PARTITIVE = re.compile(
+    r"(?i)\b(?:one|two|three|four|five|some|each|either|neither|both)\s+of\s+(?:them|us|you|those|these|the|my|our)\b"
+)
+# an amount of a substance or a distance: "500mg", "2 litres", "5k" is money, "3 km" is not
+MEASURE = re.compile(
+    r"(?i)\b\d[\d,.]*\s?(?:mg|mcg|ml|g|kg|grams?|kilos?|l|litres?|liters?|oz|ounces?|lbs?|pounds? of|cups?|"
+    r"tablets?|pills?|capsules?|drops?|puffs?|spoons?|teaspoons?|tablespoons?|km|miles?|metres?|meters?)\b"
+)
+# "how long is my car in the shop for?": a stay said by its end ("till friday", "until the 3rd")
+HOW_LONG = re.compile(r"(?i)\bhow\s+long\b")
+UNTIL = re.compile(r"(?i)\b(?:until|till|til|through|thru)\s+(?:next\s+|the\s+)?\w")
 
 
 # foods a "what food ...?" question is answered by ("celebrating with sushi tonight")
@@ -273,9 +289,9 @@ def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
     if kind == "clock":
         return bool(CLOCK.search(text))
     if kind == "number":
-        return bool(NUMBER.search(text))
+        return bool(NUMBER.search(PARTITIVE.sub(" ", text)))
     if kind == "amount":
-        return bool(amounts(text))
+        return bool(amounts(text) or MEASURE.search(text))
     if kind == "food":
         return bool(FOODS.search(text))
     if kind == "instrument":
@@ -308,7 +324,14 @@ DAY_ASKED = re.compile(r"(?i)\b(what|which)\s+(day|date|weekday)s?\b")
 def kind_beyond(text: str, kind: str | None, question: str, loose: bool = False) -> bool:
     """``has_kind`` beyond the question's own names and numbers, or the value of the label the
     question asks for ("year 6" for "Which year do I teach?"). A question asking which day is not
-    answered by a clock time alone ("landing at 9pm now" for "what day does she get here?")."""
+    answered by a clock time alone ("landing at 9pm now" for "what day does she get here?"); one
+    asking how long is, by the day it lasts until ("in the shop till friday")."""
     if kind == "time" and DAY_ASKED.search(question):
         text = CLOCK.sub(" ", text)
+    if (
+        kind == "number"
+        and HOW_LONG.search(question)
+        and any(TIME_WORDS.match(text, m.end() - 1) for m in UNTIL.finditer(text))
+    ):
+        return True
     return has_kind(_without(text, names(question) - TIME_NAMES), kind, loose) or label_value(text, question)

@@ -44,7 +44,7 @@ SENTENCE = re.compile(NOT_AN_END + r"(?<=[.!?。！？])\s+")
 CLAUSE_QUESTION = re.compile(
     r"(?i)(?:[,;:]|\s[—–-])\s*(?:so|and|but|then|ok|okay)?\s*"
     rf"(?=({WH_WORDS}|do|does|did|is|are|can|remind me)\b)"
-    rf"|\s(?:lol|lmao|haha|hahaha|anyway|btw|ok so)\s+(?=({WH_WORDS})\b)"
+    rf"|\s(?:lol|lmao|haha|hahaha|anyway|btw|ok so|so)\s+(?=({WH_WORDS})\b)"
 )
 # a question typed with no question mark after its statement, as the message's last clause
 # ("parked on level 3 spot G14, whats my spot number"; "... lol where's the spare key")
@@ -134,14 +134,22 @@ def split(message: str) -> Parts:
     text = message.strip()
     sentences = [s for s in SENTENCE.split(text) if s.strip()]
     if len(sentences) > 1:
-        asked = [s for s in sentences if _asks(s)]
-        told = [REMIND.sub("", s) for s in sentences if not _asks(s)]
+        asked, told = [], []
+        for s in sentences:
+            if not _asks(s):
+                told.append(REMIND.sub("", s))
+                continue
+            # "oh and i start at 8:30, what time do i need to be there?": the fact before the question
+            fact, question = _clause_split(s)
+            told += [fact] if fact else []
+            asked.append(question)
     else:
-        clauses = list(CLAUSE_QUESTION.finditer(text))  # the last one that opens with a question word
-        m = RUN_ON_QUESTION.search(text) or (clauses[-1] if clauses else None)
-        if m is None or not is_question(text):
+        if not is_question(text):
             return Parts("", text)
-        told, asked = [REMIND.sub("", text[: m.start()]).strip() + "."], [text[m.end() :].strip()]
+        fact, question = _clause_split(text)
+        if not fact:
+            return Parts("", text)
+        told, asked = [fact], [question]
     told = [s for s in told if words(s)]  # "Hey." states nothing
     if not asked or not told:
         return Parts("", text)
@@ -152,6 +160,18 @@ def split(message: str) -> Parts:
     if not shared and not POINTS_BACK.search(question) and not about_me:
         return Parts("", text)
     return Parts(stated, question)
+
+
+def _clause_split(sentence: str) -> tuple[str, str]:
+    """A sentence that asks, as (the statement before its question, the question): the last clause
+    opening with a question word, or a question run on after its fact. ("", the sentence) when the
+    question opens it, or only "remind me" comes before it."""
+    clauses = list(CLAUSE_QUESTION.finditer(sentence))  # the last one that opens with a question word
+    m = RUN_ON_QUESTION.search(sentence) or (clauses[-1] if clauses else None)
+    fact = REMIND.sub("", sentence[: m.start()]).strip() if m is not None else ""
+    if not words(fact):
+        return "", sentence  # "remind me, what's the network called?" asks whole
+    return fact + ".", sentence[m.end() :].strip()
 
 
 def _asks(sentence: str) -> bool:

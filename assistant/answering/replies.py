@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from assistant.answering.agreement import I_PHRASE
+from assistant.answering.answerable import narrates_user
 from assistant.answering.cleaning import SENTENCE_END, cap_text, clean_answer
 from assistant.answering.note import salient
 from assistant.answering.prompts import GROUNDED_TEMPERATURE, ONE_SENTENCE, context_messages
@@ -48,7 +49,8 @@ def statement_reply(llm, message: str, cap: int, count, statement: bool = True) 
     """The embedded model's short reply to a message that is not answered from memory (its first
     sentence), from that message alone. For a statement (``statement``) the reply is kept only when
     it ``acknowledges`` it; for a question to the assistant ("Can you tell me a joke?") when it
-    brings no names or numbers of its own (the 135M model invents cities). A reply in another
+    brings no names or numbers of its own (the 135M model invents cities) and does not speak of the
+    user in the third person ("The user's last message is a non-response"). A reply in another
     language than the message's is refused too. A refused reply becomes, in the user's language, a
     plain acknowledgement of a statement, or "I'm not sure." for a question: a question is never
     answered "Noted.". Returns (reply, how: ``model``, ``acknowledged`` or ``unsure``)."""
@@ -63,7 +65,11 @@ def statement_reply(llm, message: str, cap: int, count, statement: bool = True) 
     # own statements out of a small budget
     text = SENTENCE_END.split(text, maxsplit=1)[0] if text else ""
     lang = language(message)
-    ok = acknowledges(text, message) if statement else not salient(text) - salient(message)
+    ok = (
+        acknowledges(text, message)
+        if statement
+        else not (salient(text) - salient(message) or narrates_user(text, message))
+    )
     if not text or not ok or language(text) != lang:
         if not statement:
             return WORDINGS[lang].not_sure, "unsure"

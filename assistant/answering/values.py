@@ -140,10 +140,18 @@ def _named_for_another(before: str, slot: Slot) -> bool:
     return bool(roles) and stem(roles[-1]) not in slot.owner | slot.forms | slot.around
 
 
+def _own_words_between(between: str, slot: Slot) -> bool:
+    """Does the asked slot's owner come between a "my X is" and a value? Then the value is bound to
+    it, the nearer noun ("my gym class is on mondays w a trainer named Kofi": the trainer's). Not
+    the head's own forms: "my swim club is called Otters" names the club."""
+    return any(stem(plain_token(t)[0]) in slot.owner for t in TOKEN.findall(between))
+
+
 def anothers(text: str, value: str, at: int, slot: Slot) -> bool:
     """Is the value another noun's: in apposition to a role the slot is not about ("my sister
     Greta" for the baby), named after another person or pet (``_named_for_another``), or the value
-    of a "my X is" slot with another head ("my favourite band is Khruangbin" for the movie)?"""
+    of a "my X is" slot with another head ("my favourite band is Khruangbin" for the movie) with
+    none of the asked slot's own words nearer to it?"""
     before = TOKEN.findall(text[:at])
     if _named_for_another(text[:at], slot):
         return True
@@ -153,7 +161,11 @@ def anothers(text: str, value: str, at: int, slot: Slot) -> bool:
         if (prev in ROLE_WORDS or label) and stem(prev) not in slot.owner | slot.forms | slot.around:
             return True
     for m in SLOT.finditer(text):
-        if m.end() <= at and not CLAUSE_END.search(text[m.end() : at]):
+        if (
+            m.end() <= at
+            and not CLAUSE_END.search(text[m.end() : at])
+            and not _own_words_between(text[m.end() : at], slot)
+        ):
             said = m.group(1).lower().split()
             head = stem(plain_token(said[-1])[0])
             if head not in slot.forms | slot.owner and not role_forms(said) & slot.owner:
