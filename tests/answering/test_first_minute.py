@@ -318,6 +318,9 @@ def test_a_fact_and_its_question_in_one_message_split_in_the_shapes_people_type(
         "parked on level 3 spot G14 at the mall, whats my spot number": "G14",
         "remind me, my dentist appointment is friday with dr okafor. who is the appointment with?": "okafor",
         "the wifi at my flat is PotatoNet_5G. remind me, what's the network called?": "PotatoNet_5G",
+        # the fact and the question in the message's last sentence, after a sentence of chatter
+        "so tired today. oh and my shift starts at 7:45, what time do i start?": "7:45",
+        "grandad hates fish so what should i cook for him?": "fish",
     }
     for message, fact in shapes.items():
         parts = split(message)
