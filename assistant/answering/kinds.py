@@ -289,7 +289,8 @@ def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
     if kind == "clock":
         return bool(CLOCK.search(text))
     if kind == "number":
-        return bool(NUMBER.search(PARTITIVE.sub(" ", text)))
+        # a clock time is when, not how many or which number ("landing at 9pm now" for "flight number?")
+        return bool(NUMBER.search(CLOCK.sub(" ", PARTITIVE.sub(" ", text))))
     if kind == "amount":
         return bool(amounts(text) or MEASURE.search(text))
     if kind == "food":
