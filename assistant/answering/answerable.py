@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.answering.binding import answering_clauses, clauses, lacks_value, unnamed_which, values_of
+from assistant.answering.binding import another_of, answering_clauses, clauses, lacks_value, unnamed_which, values_of
 from assistant.answering.heads import Asked, Similar, asked_for, says_head
 from assistant.answering.kinds import TIME_NAMES, asks_which, kind_beyond
 from assistant.answering.message import SENTENCE, states
@@ -122,8 +122,11 @@ def judge(
         )
     valued = [n for n in notes if kind_beyond(n.content, asked.kind, question, loose=True)]
     near = [n for n in valued if says_head(n.content, asked, similar) or _head_before(n, asked, told, lexical)]
-    # the name or job of what a note speaks of in the question's words, never given: no guess
-    near = [n for n in near if not lacks_value(n.content, question, asked)]
+    # the name or job of what a note speaks of in the question's words, never given: no guess; nor a
+    # neighbouring thing's value ("my bike lock code is 4471" for "the code for my gym locker")
+    near = [
+        n for n in near if not lacks_value(n.content, question, asked) and not _neighbours(n, question, asked, similar)
+    ]
     if near and not any(kind_beyond(n.content, asked.kind, question) for n in near):
         # only a capitalised first word may be the value ("Whatever, we'll stay in."): a note that
         # holds one inside a sentence is the better guess ("My older brother Tomasz is visiting")
@@ -146,9 +149,17 @@ def judge(
         and states(t.content)
         and (_head_without_value(t.content, question, asked) or lacks_value(t.content, question, asked))
     ]
+    valued = [n for n in valued if not _neighbours(n, question, asked, similar)]
     if valued and not spoken:
         return Verdict("unsure", valued)
     return Verdict("unknown", [])
+
+
+def _neighbours(note, question: str, asked: Asked, similar: Similar) -> bool:
+    """Does every clause of the note that says the head say it of a neighbouring thing (the
+    question's noun narrowed by another word, ``binding.another_of``)?"""
+    saying = [c for c in clauses(note.content) if says_head(c, asked, similar)]
+    return bool(saying) and all(another_of(c, question, similar) for c in saying)
 
 
 def _near(note, question: str, asked: Asked, similar: Similar) -> bool:

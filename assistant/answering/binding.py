@@ -272,7 +272,7 @@ def answering_clauses(text: str, question: str, asked: Asked, similar: Similar) 
         if (
             (says_head(c, asked, similar) or named)
             and _holds(c, question, asked, similar)
-            and not another_of(c, question)
+            and not another_of(c, question, similar)
         ):
             out.append(c)
     return out
@@ -282,10 +282,12 @@ def answering_clauses(text: str, question: str, asked: Asked, similar: Similar) 
 NARROWED = re.compile(r"(?i)\b(?:my|our|the|his|her|their)\s+([a-z]+)\s+([a-z]+)\b")
 
 
-def another_of(clause: str, question: str) -> bool:
+def another_of(clause: str, question: str, similar: Similar | None = None) -> bool:
     """Does the clause say the question's noun narrowed by another word, and never the question's
     ("car insurance renews in august" for "when is my home insurance due?", "spin class is on monday"
-    for "what time is my yoga class?")? It speaks of a neighbouring thing, whose value is no answer."""
+    for "what time is my yoga class?")? It speaks of a neighbouring thing, whose value is no answer.
+    The noun is said in any form the head check takes (``similar``: "bike lock code" for "my gym
+    locker")."""
     tokens = TOKEN.findall(clause)
     low = [t.lower() for t in tokens]
     said = {stem(t.removesuffix("'s")) for t in low}
@@ -298,7 +300,7 @@ def another_of(clause: str, question: str) -> bool:
         for i in range(1, len(tokens)):
             before = tokens[i - 1]
             if (
-                stem(low[i]) == stem(noun)
+                (stem(low[i]) == stem(noun) or (similar is not None and similar.close(noun, {low[i]})))
                 and before.islower()
                 and before not in STOP_WORDS
                 and before not in _DETS

@@ -5,8 +5,12 @@ sentences, none of them a probe's; scripted model (FakeLLM)."""
 
 from __future__ import annotations
 
+import zlib
+
+import numpy as np
 import pytest
 
+from assistant.answering.answerable import judge
 from assistant.answering.asked import asked_slot
 from assistant.answering.corrections import uncorrected
 from assistant.answering.kinds import expected_kind, kind_beyond
@@ -79,3 +83,24 @@ def test_a_reply_to_a_question_never_narrates_the_user():
     assert statement_reply(llm, "who eats no meat?", 37, WORDS, statement=False) == ("I'm not sure.", "unsure")
     llm = FakeLLM(default="I can't say for sure.")
     assert statement_reply(llm, "who eats no meat?", 37, WORDS, statement=False)[1] == "model"
+
+
+def _close_words(*same: str):
+    """A stand-in for the sentence-embedding model on single words: the words in ``same`` share one
+    vector, every other text gets its own (seeded by the text)."""
+
+    def embed(text: str) -> np.ndarray:
+        if text.lower() in same:
+            v = np.eye(64)[0]
+        else:
+            v = np.random.default_rng(zlib.crc32(text.encode())).normal(size=64)
+        return v / np.linalg.norm(v)
+
+    return embed
+
+
+def test_a_neighbouring_things_code_is_no_answer_and_no_guess():
+    embed = _close_words("lock", "locker")
+    notes = [Note(3, "user", "my suitcase lock combo is 0812", 0.4)]
+    assert judge(notes, "what's the code for my office locker?", embed).how == "unknown"
+    assert judge(notes, "what's the code for my suitcase lock?", embed).how == "answer"
