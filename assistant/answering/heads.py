@@ -53,7 +53,7 @@ KIND_WORDS = {kind: frozenset(stem(w) for w in ws.split()) for kind, ws in _KIND
 LIGHT = frozenset(
     "go goes going went gone do does doing done get gets getting got gotten make makes making made have has having "
     "had be being been come comes coming came take takes taking took supposed happen happens happened again remind "
-    "now please new latest last first next current these days".split()
+    "now please new latest last first next current these days need needs needed".split()
 )
 # the question words a noun phrase opens after ("what school", "whats my ...")
 QUESTION_WORDS = frozenset("what which whats".split())

@@ -10,7 +10,7 @@ import zlib
 import numpy as np
 import pytest
 
-from assistant.answering.answerable import judge
+from assistant.answering.answerable import asked_for, judge
 from assistant.answering.asked import asked_slot
 from assistant.answering.corrections import uncorrected
 from assistant.answering.kinds import expected_kind, kind_beyond
@@ -104,3 +104,9 @@ def test_a_neighbouring_things_code_is_no_answer_and_no_guess():
     notes = [Note(3, "user", "my suitcase lock combo is 0812", 0.4)]
     assert judge(notes, "what's the code for my office locker?", embed).how == "unknown"
     assert judge(notes, "what's the code for my suitcase lock?", embed).how == "answer"
+
+
+def test_need_is_a_light_verb_that_names_nothing_asked():
+    assert "need" not in asked_for("what time do i need to be at the clinic?").head
+    notes = [Note(7, "user", "so anxious. my shift starts at 9:15.", 1.0)]
+    assert judge(notes, "what time do i need to be there?").how == "answer"
