@@ -230,10 +230,14 @@ _NAMED_ONE = re.compile(
 
 def _places_named(text: str) -> set[str]:
     """The names that may be places: not a clock time ("7:50" is when, not where), a bare number
-    ("just turned 7") nor a person's or pet's name (beside their role, or said as their name)."""
+    ("just turned 7") or a day of the month ("on the 9th"), nor a person's or pet's name (beside their role, or said as their name)."""
     people = {m.group(1).lower() for m in _BESIDE_ROLE.finditer(text)}
     people |= {w.lower() for m in _NAMED_ONE.finditer(text) for w in m.groups() if w}
-    return {w for w in _names(text) if not CLOCK.fullmatch(w) and not re.fullmatch(r"\d+", w) and w not in people}
+    return {
+        w
+        for w in _names(text)
+        if not CLOCK.fullmatch(w) and not re.fullmatch(r"\d+(?:st|nd|rd|th)?", w) and w not in people
+    }
 
 
 def _person_names(text: str) -> set[str]:

@@ -47,6 +47,9 @@ def test_a_name_is_bound_to_the_nearer_noun(question, text, filled):
         ("how much water should i drink?", "aim for 2 litres a day", True),
         ("how long is my bike at the repair shop?", "the bike stays at the shop till thursday", True),
         ("how long is my bike at the repair shop?", "the bike is at the shop, no idea till when", False),
+        # a day of the month is when, not where
+        ("where is my aunt flying in from?", "she lands on the 3rd and stays a week", False),
+        ("where is my aunt flying in from?", "my aunt is flying in from Accra", True),
         # a clock time is no count and no number of a thing
         ("what's my brother's flight number?", "his flight's delayed, landing at 10pm now", False),
         ("what's my brother's flight number?", "his flight is EZ 4417, landing at 10pm", True),
