@@ -295,8 +295,8 @@ def another_of(clause: str, question: str, similar: Similar | None = None) -> bo
         narrow, noun = m.group(1).lower(), m.group(2).lower()
         if narrow in STOP_WORDS or noun in STOP_WORDS:
             continue
-        if stem(narrow) in said:
-            continue  # the question's own narrowing word is said
+        if stem(narrow) in said or (similar is not None and similar.close(narrow, set(low))):
+            continue  # the question's own narrowing word is said ("favourite colour" for "favorite color")
         for i in range(1, len(tokens)):
             before = tokens[i - 1]
             if (

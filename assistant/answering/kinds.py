@@ -140,6 +140,7 @@ MEASURE = re.compile(
 )
 # "how long is my car in the shop for?": a stay said by its end ("till friday", "until the 3rd")
 HOW_LONG = re.compile(r"(?i)\bhow\s+long\b")
+DAY_OF_MONTH = re.compile(r"(?i)\b\d{1,2}(?:st|nd|rd|th)\b")
 UNTIL = re.compile(r"(?i)\b(?:until|till|til|through|thru)\s+(?:next\s+|the\s+)?\w")
 
 
@@ -230,7 +231,8 @@ _NAMED_ONE = re.compile(
 
 def _places_named(text: str) -> set[str]:
     """The names that may be places: not a clock time ("7:50" is when, not where), a bare number
-    ("just turned 7") or a day of the month ("on the 9th"), nor a person's or pet's name (beside their role, or said as their name)."""
+    ("just turned 7") or a day of the month ("on the 9th"), nor a person's or pet's name (beside
+    their role, or said as their name)."""
     people = {m.group(1).lower() for m in _BESIDE_ROLE.finditer(text)}
     people |= {w.lower() for m in _NAMED_ONE.finditer(text) for w in m.groups() if w}
     return {
@@ -293,8 +295,9 @@ def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
     if kind == "clock":
         return bool(CLOCK.search(text))
     if kind == "number":
-        # a clock time is when, not how many or which number ("landing at 9pm now" for "flight number?")
-        return bool(NUMBER.search(CLOCK.sub(" ", PARTITIVE.sub(" ", text))))
+        # a clock time or a day of the month is when, not how many or which number ("landing at 9pm
+        # now", "on the 14th" for "whats my flight number?")
+        return bool(NUMBER.search(DAY_OF_MONTH.sub(" ", CLOCK.sub(" ", PARTITIVE.sub(" ", text)))))
     if kind == "amount":
         return bool(amounts(text) or MEASURE.search(text))
     if kind == "food":

@@ -53,6 +53,7 @@ def test_a_name_is_bound_to_the_nearer_noun(question, text, filled):
         # a clock time is no count and no number of a thing
         ("what's my brother's flight number?", "his flight's delayed, landing at 10pm now", False),
         ("what's my brother's flight number?", "his flight is EZ 4417, landing at 10pm", True),
+        ("what's my brother's flight number?", "he flies to porto on the 21st", False),
     ],
 )
 def test_the_value_a_count_an_amount_or_a_stay_needs(question, text, holds):
@@ -88,13 +89,14 @@ def test_a_reply_to_a_question_never_narrates_the_user():
     assert statement_reply(llm, "who eats no meat?", 37, WORDS, statement=False)[1] == "model"
 
 
-def _close_words(*same: str):
-    """A stand-in for the sentence-embedding model on single words: the words in ``same`` share one
+def _close_words(*groups: tuple[str, ...]):
+    """A stand-in for the sentence-embedding model on single words: the words of a group share one
     vector, every other text gets its own (seeded by the text)."""
 
     def embed(text: str) -> np.ndarray:
-        if text.lower() in same:
-            v = np.eye(64)[0]
+        group = next((i for i, g in enumerate(groups) if text.lower() in g), None)
+        if group is not None:
+            v = np.eye(64)[group]
         else:
             v = np.random.default_rng(zlib.crc32(text.encode())).normal(size=64)
         return v / np.linalg.norm(v)
@@ -103,7 +105,7 @@ def _close_words(*same: str):
 
 
 def test_a_neighbouring_things_code_is_no_answer_and_no_guess():
-    embed = _close_words("lock", "locker")
+    embed = _close_words(("lock", "locker"))
     notes = [Note(3, "user", "my suitcase lock combo is 0812", 0.4)]
     assert judge(notes, "what's the code for my office locker?", embed).how == "unknown"
     assert judge(notes, "what's the code for my suitcase lock?", embed).how == "answer"
@@ -113,3 +115,9 @@ def test_need_is_a_light_verb_that_names_nothing_asked():
     assert "need" not in asked_for("what time do i need to be at the clinic?").head
     notes = [Note(7, "user", "so anxious. my shift starts at 9:15.", 1.0)]
     assert judge(notes, "what time do i need to be there?").how == "answer"
+
+
+def test_the_narrowing_word_said_in_another_spelling_is_the_same_thing():
+    embed = _close_words(("favorite", "favourite"), ("color", "colour"))
+    notes = [Note(1, "user", "my favourite colour is mustard yellow.", 1.0)]
+    assert judge(notes, "what's my favorite color?", embed).how == "answer"
