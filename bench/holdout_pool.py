@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-BASELINES = ("fifo", "lru", "accumulate", "window", "userfirst", "largest")
+BASELINES = ("fifo", "lru", "accumulate", "window", "userfirst", "largest", "userfirst_largest", "userlru")
 BOOTSTRAP = 1000
 
 

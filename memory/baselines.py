@@ -11,6 +11,10 @@ ties older turn first (``MemoryLayer._ranked``).
   for a person talking with an assistant (there, nearly all the evidence a later question needs is
   in the person's own turns, which are a fraction of the size of the answers). A memory that
   measures must at least match them.
+* ``userfirst_largest``, ``userlru``: the same split by role, then within the assistant's turns the
+  largest first (the user's oldest first), or ``lru`` within each role. Of the one-line rules tried
+  beside them (``docs/bench/one_line_rules.txt``) these two were the only ones above both
+  ``userfirst`` and ``largest`` somewhere; ``userlru`` is ``lru`` where every turn is the user's.
 """
 
 from __future__ import annotations
@@ -141,3 +145,28 @@ class Largest(Policy):
 
     def scores(self, candidates, evidence, now):
         return [-float(t.tokens) for t in candidates]
+
+
+class UserfirstLargest(Policy):
+    """Evicts what the user did not write first, the largest first; then the user's own turns,
+    oldest first ("oldest" as in ``fifo``: entered memory first). Reads no evidence."""
+
+    name = "userfirst_largest"
+    description = "evicts the assistant's turns first, largest first; then the user's, oldest first"
+
+    def scores(self, candidates, evidence, now):
+        # every other turn scores at most 0, every user turn at least 1
+        return [float(t.protected_since) + 1.0 if t.role == "user" else -float(t.tokens) for t in candidates]
+
+
+class Userlru(Policy):
+    """Evicts what the user did not write first, the least recently cited (or arrived) first; then
+    the user's own turns, the same way: ``lru`` within each group."""
+
+    name = "userlru"
+    description = "evicts the assistant's turns first, least recently cited first; then the user's, the same way"
+
+    def scores(self, candidates, evidence, now):
+        last = Lru().scores(candidates, evidence, now)
+        user = float(now + 1)  # every step a turn entered memory or was cited at is at most now
+        return [v + (user if t.role == "user" else 0.0) for t, v in zip(candidates, last)]

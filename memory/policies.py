@@ -11,7 +11,17 @@ Each parameter is declared once, with its range (``memory/params.py``).
 
 from __future__ import annotations
 
-from memory.baselines import Accumulate, Fifo, Largest, Lru, Policy, Userfirst, Window
+from memory.baselines import (
+    Accumulate,
+    Fifo,
+    Largest,
+    Lru,
+    Policy,
+    Userfirst,
+    UserfirstLargest,
+    Userlru,
+    Window,
+)
 from memory.measured import Measured
 from memory.params import short
 
@@ -37,6 +47,8 @@ POLICIES: dict[str, type[Policy]] = {
     "window": Window,
     "userfirst": Userfirst,
     "largest": Largest,
+    "userfirst_largest": UserfirstLargest,
+    "userlru": Userlru,
     "measured": Measured,
 }
 
