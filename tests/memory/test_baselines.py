@@ -61,7 +61,7 @@ def test_largest_respects_the_lag():
     assert evictions("largest", [("user", 20), ("user", 10), ("user", 40)], budget=60, lag=2) == [1]
 
 
-@pytest.mark.parametrize("name", ["userfirst", "largest"])
+@pytest.mark.parametrize("name", ["userfirst", "largest", "userfirst_largest", "userlru"])
 def test_the_rules_are_registered_described_and_take_no_parameters(name):
     assert name in POLICIES and POLICIES[name].param_specs() == {}
     policy = make_policy(name)

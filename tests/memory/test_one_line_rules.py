@@ -4,7 +4,6 @@ hand-worked memories: the order each evicts in, and the turn it takes first when
 import pytest
 
 from memory.layer import MemoryLayer
-from memory.policies import POLICIES, make_policy
 from memory.types import MemorySettings
 
 # turn 1..6: the user's 30, an answer of 20, an answer of 50, the user's 10, the user's 40, an answer of 20
@@ -62,12 +61,3 @@ def test_userlru_keeps_the_recently_cited_within_each_role():
 
 def test_userfirst_largest_reads_no_citations():
     assert order(layer_with("userfirst_largest", cites=[3, 5])) == order(layer_with("userfirst_largest"))
-
-
-@pytest.mark.parametrize("name", RULES)
-def test_the_rules_are_registered_described_and_take_no_parameters(name):
-    assert name in POLICIES and POLICIES[name].param_specs() == {}
-    policy = make_policy(name)
-    assert policy.name == name and policy.description and policy.params() == {}
-    with pytest.raises(ValueError, match="has no parameter"):
-        make_policy(name, decay=0.9)
