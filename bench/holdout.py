@@ -40,13 +40,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bench import locomo, need_train, protocol
-from bench.holdout_pool import format_pooled, pool
+from bench.holdout_pool import BASELINES, format_pooled, pool
 from bench.locomo import PERSON_ASSISTANT, TWO_PEOPLE
 
 __all__ = ["format_pooled", "pool"]
 
 DATA = ("../shared/data/locomo/locomo_dev.json", "../shared/data/longmemeval/longmemeval_dev.json")
-BASELINES = ("fifo", "lru", "accumulate", "window", "userfirst", "largest", "userfirst_largest", "userlru")
 BUDGETS = {TWO_PEOPLE: (1000, 2000, 4000), PERSON_ASSISTANT: (1000, 2000, 4000, 8000)}
 NOISES = (0, 2)
 SEEDS = (0, 1, 2, 3, 4)
