@@ -15,6 +15,7 @@ from assistant.models.embeddings import MODEL_NAME
 from assistant.retrieval.step import retrieve
 from bench.cites import Corpus, retriever
 from bench.embed_cache import embed
+from bench.holdout_pool import BASELINES
 from bench.locomo import Conversation, Question
 
 
@@ -85,9 +86,6 @@ class TalliedCites(RetrieverCites):
             str(k): {"name": CATEGORIES.get(k, str(k)), **t.summary()} for k, t in sorted(self.cats.items())
         }
         return out
-
-
-BASELINES = ("fifo", "lru", "accumulate", "window", "userfirst", "largest")
 
 
 def gain_kept(rows: Sequence[dict], reference: str = "gold") -> str:

@@ -13,9 +13,8 @@ Both tests are lenient to a hedge: "I am not sure; the closest thing in memory: 
 ..." passes a fact probe when the quoted turn holds the fact and passes a never-stated probe because
 it says it is not sure. So the summary also gives the strict shares (``sure``): fact probes answered
 with the fact and no hedge, and never-stated probes answered with a plain admission that quotes no
-turn. The model and embeddings are the
-ones the app would use (the embedded model when nothing is configured); the database is a
-throwaway SQLite file.
+turn. The model and embeddings are the ones the app would use (the embedded model when nothing is
+configured); the database is a throwaway SQLite file.
 
 The sets: ``probes.jsonl`` (24 probes, one fact each; the answer rules were adjusted on it),
 ``probes_heldout.jsonl`` (37 probes written before it was ever run: facts stated indirectly, two

@@ -4,9 +4,8 @@ A policy gets the candidate turns (active, unprotected, unpinned), the evidence 
 log and the correctness signals) and ``now``; it returns one importance per candidate (higher means
 "keep"). It keeps no state between decisions and deletes nothing: the layer evicts the lowest first.
 The base class and the baselines (fifo, lru, accumulate, window, userfirst, largest,
-userfirst_largest, userlru) live in
-``memory/baselines.py``, ``measured`` in ``memory/measured.py``; here are the registry ``POLICIES``
-and the parameter checks.
+userfirst_largest, userlru) live in ``memory/baselines.py``, ``measured`` in ``memory/measured.py``;
+here are the registry ``POLICIES`` and the parameter checks.
 Each parameter is declared once, with its range (``memory/params.py``).
 """
 

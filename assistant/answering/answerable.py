@@ -120,13 +120,15 @@ def judge(
         return Verdict(
             "answer", kept + [n for n in notes if n not in kept], found_, values_of(found_, question, asked, similar)
         )
-    valued = [n for n in notes if kind_beyond(n.content, asked.kind, question, loose=True)]
-    near = [n for n in valued if says_head(n.content, asked, similar) or _head_before(n, asked, told, lexical)]
-    # the name or job of what a note speaks of in the question's words, never given: no guess; nor a
-    # neighbouring thing's value ("my bike lock code is 4471" for "the code for my gym locker")
-    near = [
-        n for n in near if not lacks_value(n.content, question, asked) and not _neighbours(n, question, asked, similar)
+    # a neighbouring thing's value is no guess ("my bike lock code is 4471" for "the code for my gym locker")
+    valued = [
+        n
+        for n in notes
+        if kind_beyond(n.content, asked.kind, question, loose=True) and not _neighbours(n, question, asked, similar)
     ]
+    near = [n for n in valued if says_head(n.content, asked, similar) or _head_before(n, asked, told, lexical)]
+    # the name or job of what a note speaks of in the question's words, never given: no guess
+    near = [n for n in near if not lacks_value(n.content, question, asked)]
     if near and not any(kind_beyond(n.content, asked.kind, question) for n in near):
         # only a capitalised first word may be the value ("Whatever, we'll stay in."): a note that
         # holds one inside a sentence is the better guess ("My older brother Tomasz is visiting")
@@ -149,7 +151,6 @@ def judge(
         and states(t.content)
         and (_head_without_value(t.content, question, asked) or lacks_value(t.content, question, asked))
     ]
-    valued = [n for n in valued if not _neighbours(n, question, asked, similar)]
     if valued and not spoken:
         return Verdict("unsure", valued)
     return Verdict("unknown", [])

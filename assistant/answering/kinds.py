@@ -141,7 +141,7 @@ MEASURE = re.compile(
 # "how long is my car in the shop for?": a stay said by its end ("till friday", "until the 3rd")
 HOW_LONG = re.compile(r"(?i)\bhow\s+long\b")
 DAY_OF_MONTH = re.compile(r"(?i)\b\d{1,2}(?:st|nd|rd|th)\b")
-UNTIL = re.compile(r"(?i)\b(?:until|till|til|through|thru)\s+(?:next\s+|the\s+)?\w")
+UNTIL = re.compile(r"(?i)\b(?:until|till|til|through|thru)\s+(?:next\s+|the\s+)?(?=\w)")
 
 
 # foods a "what food ...?" question is answered by ("celebrating with sushi tonight")
@@ -238,7 +238,7 @@ def _places_named(text: str) -> set[str]:
     return {
         w
         for w in _names(text)
-        if not CLOCK.fullmatch(w) and not re.fullmatch(r"\d+(?:st|nd|rd|th)?", w) and w not in people
+        if not CLOCK.fullmatch(w) and not re.fullmatch(r"\d+", w) and not DAY_OF_MONTH.fullmatch(w) and w not in people
     }
 
 
@@ -339,7 +339,7 @@ def kind_beyond(text: str, kind: str | None, question: str, loose: bool = False)
     if (
         kind == "number"
         and HOW_LONG.search(question)
-        and any(TIME_WORDS.match(text, m.end() - 1) for m in UNTIL.finditer(text))
+        and any(TIME_WORDS.match(text, m.end()) for m in UNTIL.finditer(text))
     ):
         return True
     return has_kind(_without(text, names(question) - TIME_NAMES), kind, loose) or label_value(text, question)
