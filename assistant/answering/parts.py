@@ -9,7 +9,8 @@ value beside the new one, and reads as both. So:
   corrects, less the question's own (they say the slot, not its value: "name" in "What's my cat's
   name?") and less function words and verb forms: "emil", "nikon", "blue". The old value, said again
   to be put aside.
-* **A part** (``parts``): a sentence, cut at a comma, semicolon, colon, dash, "but" or "so".
+* **A part** (``parts``): a sentence, cut at a comma, semicolon, colon, dash, "but", "so" or a
+  reason ("because", "bc": "moved it to the 28th bc my aunt cant make the 21st").
 * **The old part** is one holding a stale word and no name or number of its own that the corrected
   statement lacks ("Emil was the neighbour's cat"); a part saying the new value beside the old one
   ("make that 8 days not 5") stays. ``without_stale`` leaves the old parts out of the quote, as
@@ -28,8 +29,8 @@ from assistant.answering.kinds import TIME_NAMES
 from assistant.answering.note import salient
 from assistant.retrieval.lexical import STOP_WORDS, WORD, stem
 
-# where a correction's parts meet: a sentence end, a comma, semicolon, colon or dash, "but", "so"
-BOUNDARY = re.compile(r"[.!?]+\s+|\s*[,;:]\s+|\s+-+\s+|\s+(?:but|so|though)\s+", re.IGNORECASE)
+# where a correction's parts meet: a sentence end, a comma, semicolon, colon or dash, "but", "so", a reason
+BOUNDARY = re.compile(r"[.!?]+\s+|\s*[,;:]\s+|\s+-+\s+|\s+(?:but|so|though|because|bc|cause|cuz)\s+", re.IGNORECASE)
 # words a correction repeats that are no value: verb forms, and the chat around them
 _FORM = re.compile(r"(?:ed|ing|ly)$")
 # what a correction names after "not": "8 days not 5", "the 14th, not the 4th"; after "it's" or "is"
@@ -54,12 +55,17 @@ def _tokens(text: str) -> set[str]:
 
 
 def repeated(fix: str, old: str, question: str) -> set[str]:
-    """The words of ``old`` that ``fix`` says again, less the question's, function words, chatter and
-    verb forms (a name or number always counts)."""
+    """The words of ``old`` that ``fix`` says again, in the fix's own form ("monday is the kids class"
+    repeats "sessions are mondays and ..."), less the question's, function words, chatter and verb
+    forms (a name or number always counts)."""
     asked = _tokens(question)
     asked |= {stem(w) for w in asked}
+    said = _tokens(old)
+    said |= {stem(w) for w in said}
     out = set()
-    for w in _tokens(fix) & _tokens(old):
+    for w in _tokens(fix):
+        if w not in said and stem(w) not in said:
+            continue
         if w in asked or stem(w) in asked or w in STOP_WORDS or w in CHATTER or (len(w) < 2 and not w.isdigit()):
             continue
         if w in salient(old) or (w.isalpha() and len(w) > 2 and not _FORM.search(w)):
@@ -76,7 +82,9 @@ def stale_words(fix: str, old: str, question: str) -> set[str]:
     if not said:
         return set()
     ps = parts(fix)
-    fresh = [p for p in ps if not _tokens(p) & said and _tokens(p) - CHATTER - STOP_WORDS]
+    # a part says something new when it repeats nothing, or gives a value of its own beside what it
+    # repeats ("tuesdays and thursdays" after "mondays and thursdays")
+    fresh = [p for p in ps if (not _tokens(p) & said or _values(p) - said) and _tokens(p) - CHATTER - STOP_WORDS]
     out = {w for p in ps if _old_part(p, said) for w in _tokens(p) & said} if fresh else set()
     return out | {m.group(1).lower() for m in AFTER_NOT.finditer(fix) if m.group(1).lower() in said}
 
@@ -86,9 +94,13 @@ def _old_part(part: str, stale: Collection[str]) -> bool:
     stale word aside by "not" ("it's thursday not tuesday" says the new day)?"""
     if any(m.group(1).lower() in stale for m in AFTER_NOT.finditer(part)):
         return False
-    # a day or month is a name typed in lower case too ("its friday at 10 now" says the new day)
-    values = salient(part) | (_tokens(part) & TIME_NAMES)
-    return bool(_tokens(part) & set(stale)) and not (values - set(stale))
+    return bool(_tokens(part) & set(stale)) and not (_values(part) - set(stale))
+
+
+def _values(part: str) -> set[str]:
+    """The names, days and numbers a part gives, lower-cased: a day or month is a name typed in lower
+    case too ("its friday at 10 now" says the new day)."""
+    return salient(part) | {w for w in _tokens(part) if w in TIME_NAMES or stem(w) in TIME_NAMES}
 
 
 def without_stale(text: str, stale: Collection[str]) -> str:

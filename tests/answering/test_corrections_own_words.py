@@ -183,6 +183,27 @@ def test_a_part_saying_the_new_day_in_lower_case_is_no_old_part():
     assert without_stale("his name is Oskar, Emil was the neighbour's cat", {"emil"}) == "his name is Oskar"
 
 
+def test_the_old_value_said_in_another_form_is_stale():
+    # "monday" repeats "mondays"; the part giving the new day beside a repeated one ("tuesdays and
+    # thursdays") says something new, so the part naming only the old day goes
+    old, fix = (
+        "sessions are mondays and thursdays at 6:30",
+        "oh wait no, tuesdays and thursdays. monday is the kids class lol",
+    )
+    stale = stale_words(fix, old, "what days are my climbing sessions?")
+    assert stale == {"monday"}
+    assert without_stale(fix, stale) == "oh wait no, tuesdays and thursdays"
+
+
+def test_a_reason_naming_the_old_value_is_a_part_of_its_own():
+    old, fix = (
+        "dinner at a place called Osteria Vela on the 21st",
+        "actually we moved it to the 28th bc my aunt cant make the 21st",
+    )
+    stale = stale_words(fix, old, "what date is the dinner?")
+    assert stale == {"21st"} and without_stale(fix, stale) == "actually we moved it to the 28th"
+
+
 def test_a_later_hour_does_not_correct_the_day_asked_for():
     day = "what day does she get here?"
     assert not kind_beyond("update: her flights delayed, landing at 9pm now", "time", day)
