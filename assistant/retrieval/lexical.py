@@ -34,10 +34,27 @@ also get got gonna like lot lots much thanks thank tell told know think thing th
 """.split()
 )
 _SUFFIXES = ("ings", "ing", "edly", "ed", "ies", "es", "s")
+# the short forms people type for a word a question spells out ("its on Delancey st" for "what
+# street ..."): folded to the word before stripping
+ABBREVIATIONS = {
+    "st": "street",
+    "rd": "road",
+    "ave": "avenue",
+    "blvd": "boulevard",
+    "apt": "apartment",
+    "appt": "appointment",
+    "bday": "birthday",
+}
 
 
 def stem(word: str) -> str:
-    """A light, deterministic suffix strip (not a full stemmer): enough to fold inflections."""
+    """A light, deterministic suffix strip (not a full stemmer): enough to fold inflections; a
+    short form is its word first (``ABBREVIATIONS``: "appts" -> "appointment")."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    word = ABBREVIATIONS.get(word, word)
+    if word.endswith("s") and word[:-1] in ABBREVIATIONS:
+        word = ABBREVIATIONS[word[:-1]]
     if word.endswith("'s"):
         word = word[:-2]
     for suffix in _SUFFIXES:

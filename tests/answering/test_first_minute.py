@@ -350,3 +350,16 @@ def test_a_greeting_or_a_remind_me_alone_states_nothing():
 def test_a_question_of_the_world_beside_a_statement_is_not_about_the_user():
     assert not about_the_user("do u know any good podcasts? i like true crime")
     assert about_the_user("what's my dog called? he is a beagle")
+
+
+def test_a_street_said_short_answers_what_street():
+    # "st" is "street": the question's head is said ("what street is the apartment on?")
+    from assistant.answering.answerable import judge
+    from assistant.answering.note import Note
+    from assistant.retrieval.lexical import stem
+
+    assert stem("st") == stem("street") and stem("appts") == stem("appointment")
+    turns = ["ok new apartment update", "rent is 1875 a month", "its on Delancey st, 3rd floor, no elevator ugh"]
+    told = [Note(2 * i + 1, "user", t, 1.0, None) for i, t in enumerate(turns)]
+    verdict = judge(told[::-1], "what street is the apartment on?", None, (), told)
+    assert verdict.how == "answer" and verdict.notes[0].number == 5
