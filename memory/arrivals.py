@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memory.logodds import logit
 from memory.verdicts import joins
 
 BLOCK = 16  # steps per block of the evidence's folds (``memory.evidence``)
@@ -63,19 +64,36 @@ class Calibration:
 
 
 class Arrivals:
-    """Per turn number: prior (NaN: none), role code, first settled cite's step (0: none), restored.
+    """Per turn number: prior (NaN: none), its log-odds, role code, first settled cite's step (0: none),
+    restored.
+
+    ``logit`` is ``logodds.logit(prior)`` (0.0, ``logit(0.5)``, where there is none), computed once
+    when the prior is set, so a decision reads it instead of taking a logarithm per candidate; the
+    one place a prior is written writes both, so they never disagree.
 
     A cite is *settled* here, as in ``Evidence.measure``, once the turn's arrival episode is over: its
     lag window, and each later cite within ``burst`` steps of the episode's last (``memory.verdicts``;
     ``burst`` is the policy's, 0 at lag 0). So a confirmation that lands just after the window, while
     the conversation is still on the turn, does not count as the conversation coming back to it."""
 
-    __slots__ = ("prior", "role", "settled_at", "last_settled", "again", "restored_", "assistant", "burst", "episode")
+    __slots__ = (
+        "prior",
+        "logit",
+        "role",
+        "settled_at",
+        "last_settled",
+        "again",
+        "restored_",
+        "assistant",
+        "burst",
+        "episode",
+    )
 
     def __init__(self, burst: int = 0) -> None:
         self.burst = burst  # the arrival episode's burst (``verdicts.episode_burst``)
         self.episode = np.zeros(64, dtype=np.int64)  # the episode's last cite (0: none yet; -1: over)
         self.prior = np.full(64, np.nan)
+        self.logit = np.zeros(64)  # logit(prior): read by the posterior (``Measured._posterior``)
         self.role = np.zeros(64, dtype=np.int8)
         self.settled_at = np.zeros(64, dtype=np.int64)
         self.last_settled = np.zeros(64, dtype=np.int64)  # step of the last settled cite (0: none)
@@ -89,6 +107,7 @@ class Arrivals:
             return
         grow = max(size, 2 * have) - have
         self.prior = np.concatenate((self.prior, np.full(grow, np.nan)))
+        self.logit = np.concatenate((self.logit, np.zeros(grow)))
         self.role = np.concatenate((self.role, np.zeros(grow, dtype=np.int8)))
         self.settled_at = np.concatenate((self.settled_at, np.zeros(grow, dtype=np.int64)))
         self.last_settled = np.concatenate((self.last_settled, np.zeros(grow, dtype=np.int64)))
@@ -101,6 +120,7 @@ class Arrivals:
             raise ValueError(f"turn {turn}: prior must be a finite number >= 0 or None, got {prior!r}")
         self.reserve(turn + 1)
         self.prior[turn] = np.nan if prior is None else float(prior)
+        self.logit[turn] = 0.0 if prior is None else logit(float(prior))  # a pure function of the prior
         code = ROLE_CODES["user"] if role is None else ROLE_CODES.get(role, OTHER_ROLE)
         self.role[turn] = code
         if code == ROLE_CODES["assistant"]:

@@ -115,7 +115,8 @@ class Evidence:
         self._table.restored(turn)
 
     def column(self, name: str, numbers: np.ndarray) -> np.ndarray:
-        """``prior`` (NaN: none), ``role`` (``ROLE_CODES``) or ``restored`` of these turns, in order."""
+        """``prior`` (NaN: none), ``logit`` (of the prior; 0.0: none), ``role`` (``ROLE_CODES``),
+        ``settled_at`` or ``restored`` of these turns, in order (a copy)."""
         return self._table.column(name, numbers)
 
     def priors(self, numbers: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ import numpy as np
 
 from memory.baselines import Policy
 from memory.evidence import Evidence, powers
-from memory.logodds import TRUST_FLOOR, logit, sigmoid
+from memory.logodds import TRUST_FLOOR, sigmoids
 from memory.params import param
 from memory.types import TurnState
 
@@ -305,14 +305,14 @@ class Measured(Policy):
         known = ~np.isnan(p)
         n = len(p)
         mean = int(tokens.sum()) / n or 1.0
-        sizes = (np.maximum(tokens, 1) / mean).tolist()
-        z = [logit(x) for x in np.where(known, p, 0.5).tolist()]
+        sizes = np.maximum(tokens, 1) / mean
+        # logit(p), taken once at arrival (``Arrivals.logit``; logit(0.5) = 0.0 for a turn without one)
+        z = evidence.column("logit", numbers)
         need = self._of_kind("need", evidence)
         if need != 1.0:
-            picked = [z[k] for k in known.nonzero()[0].tolist()]
+            picked = z[known].tolist()
             centre = math.fsum(picked) / len(picked)  # exactly rounded: order-free
-            z = [centre + need * (x - centre) for x in z]
-        z = np.array(z)
+            z = centre + need * (z - centre)
         if self.recalibrate:
             cal = evidence.calibration(now, self.calibration_strength, numbers, *self.reuse_prior(evidence))
             logs = np.array([math.log(f) for f in cal.factor])
@@ -321,7 +321,7 @@ class Measured(Policy):
                 shown = evidence.column("settled_at", numbers) > 0
                 z = z + np.where(shown, self.recalibrate * math.log(cal.reuse), 0.0)
         if self.need_size_power:
-            z = z + self.need_size_power * np.array([math.log(x) for x in sizes])
+            z = z + self.need_size_power * np.fromiter(map(math.log, sizes.tolist()), np.float64, n)
         z = z + s  # the evidence, already weighted by ``citations``
         if trust is not None:
             # log(1.0) is exactly 0.0: only the turns whose trust moved are read
@@ -338,11 +338,11 @@ class Measured(Policy):
         per_memory = self._of_kind("hazard_memory", evidence)
         if per_memory:
             z = z - (per_memory / n) * quiet  # per step, over the turns the memory holds
-        out = np.array([sigmoid(x) for x in z.tolist()])
+        out = sigmoids(z)
         if self.density == 1.0:
-            out = out / np.array(sizes)  # x ** 1.0 is x exactly
+            out = out / sizes  # x ** 1.0 is x exactly
         elif self.density:
-            out = out / np.array([x**self.density for x in sizes])
+            out = out / np.array([x**self.density for x in sizes.tolist()])
         if not known.all():
             out = np.where(known, out, self._per_token(s, tokens, ages, now, None, trust))
         return out
