@@ -191,41 +191,69 @@ class Arrivals:
 
         (``reuse_prior`` when ``reuse_strength`` is 0 or no turn has been shown needed.)
         """
-        n = len(ROLE_NAMES)
-        turns, cited, expected = [0] * n, [0] * n, [0.0] * n
-        self.reserve(int(numbers.max()) + 1 if len(numbers) else 0)
-        numbers = np.sort(numbers[numbers + lag <= now])  # turn order: the same sums in any view
-        needed, again, expected_again = 0, 0, 0.0
-        if len(numbers):
-            p = self.prior[numbers]
-            known = ~np.isnan(p)
-            roles = self.role[numbers]
-            hit = known & (self.settled_at[numbers] > 0)
-            for code in range(n):
-                mine = known & (roles == code)
-                turns[code] = int(mine.sum())
-                if turns[code]:
-                    expected[code] = math.fsum(p[mine].tolist())
-                    cited[code] = int((hit & mine).sum())
-            needed, again, expected_again = self._again(now, lag, numbers[known], p[known], hit[known])
+        turns, cited, p, roles, numbers, hit = self._tally(now, lag, numbers)
+        expected = self._expected(turns, p, roles)
+        needed, again, expected_again = self._again(now, lag, numbers, p, hit) if len(numbers) else (0, 0, 0.0)
         reuse = reuse_prior
         if reuse_strength and needed:
             reuse = _ratio(again + reuse_strength * reuse_prior, expected_again + reuse_strength)
-        total = math.fsum(expected)
-        rate = sum(cited) / total if total > 0.0 else 0.0
-        mean = [expected[k] / turns[k] if turns[k] else 0.0 for k in range(n)]  # a pseudo-turn's prior
-        factor = tuple(
-            1.0
-            if rate <= 0.0 or mean[k] <= 0.0 or turns[k] == sum(turns)
-            else _ratio(cited[k] + strength * mean[k] * rate, (expected[k] + strength * mean[k]) * rate)
-            for k in range(n)
-        )
+        factor = _factors(turns, cited, expected, strength)
         return Calibration(
             now, tuple(turns), tuple(cited), tuple(expected), factor, needed, again, expected_again, reuse
         )
 
+    def odds(
+        self,
+        now: int,
+        strength: float,
+        lag: int,
+        numbers: np.ndarray,
+        reuse_prior: float = 1.0,
+        reuse_strength: float = 0.0,
+    ) -> tuple[tuple[float, ...], float]:
+        """``calibration``'s ``factor`` and ``reuse`` alone (what a decision reads), the same numbers,
+        without what neither needs: the sums of priors when fewer than two roles have turns (every
+        factor is then 1), the reuse exposures when ``reuse_strength`` is 0 or no turn has been
+        shown needed (``reuse`` is then ``reuse_prior``)."""
+        turns, cited, p, roles, numbers, hit = self._tally(now, lag, numbers)
+        if sum(1 for k in turns if k) > 1:
+            factor = _factors(turns, cited, self._expected(turns, p, roles), strength)
+        else:
+            factor = (1.0,) * len(ROLE_NAMES)
+        reuse = reuse_prior
+        if reuse_strength and sum(cited):  # some turn was shown needed
+            _, again, expected_again = self._again(now, lag, numbers, p, hit)
+            reuse = _ratio(again + reuse_strength * reuse_prior, expected_again + reuse_strength)
+        return factor, reuse
+
+    def _tally(self, now: int, lag: int, numbers: np.ndarray) -> tuple:
+        """Of ``numbers``, the turns with a prior whose lag window has ended by ``now``: (turns per role,
+        those shown needed per role, and of those turns, in turn order: priors, roles, numbers, shown
+        needed). Counts are integers, exact in any order."""
+        self.reserve(int(numbers.max()) + 1 if len(numbers) else 0)
+        numbers = np.sort(numbers[numbers + lag <= now])  # turn order: the same sums in any view
+        p = self.prior[numbers]
+        known = ~np.isnan(p)
+        if not known.all():
+            numbers, p = numbers[known], p[known]
+        roles = self.role[numbers]
+        hit = self.settled_at[numbers] > 0
+        size = len(ROLE_NAMES)
+        turns = np.bincount(roles, minlength=size).tolist()
+        cited = np.bincount(roles[hit], minlength=size).tolist()
+        return turns, cited, p, roles, numbers, hit
+
+    @staticmethod
+    def _expected(turns: list[int], p: np.ndarray, roles: np.ndarray) -> list[float]:
+        """The sum of the priors per role (``math.fsum``: exactly rounded), 0.0 for a role without turns."""
+        if sum(1 for k in turns if k) == 1:  # one role: all of them
+            return [math.fsum(p.tolist()) if k else 0.0 for k in turns]
+        return [math.fsum(p[roles == code].tolist()) if k else 0.0 for code, k in enumerate(turns)]
+
     def _again(self, now: int, lag: int, numbers: np.ndarray, p: np.ndarray, hit: np.ndarray) -> tuple:
-        """(turns shown needed, their later cites, the later cites expected at the first cites' rate)."""
+        """(turns shown needed, their later cites, the later cites expected at the first cites' rate),
+        over ``numbers`` (turns with a prior past their lag window), their priors ``p`` and ``hit``
+        (shown needed)."""
         first = self.settled_at[numbers]
         start = numbers + lag  # a turn's lag window ends at step number + lag
         waited = np.where(hit, first, now) - start
@@ -235,6 +263,21 @@ class Arrivals:
             return needed, int(self.again[numbers[hit]].sum()), 0.0
         since = math.fsum((p[hit] * (now - first[hit])).tolist())
         return needed, int(self.again[numbers[hit]].sum()), since * (needed / before)
+
+
+def _factors(turns: list[int], cited: list[int], expected: list[float], strength: float) -> tuple[float, ...]:
+    """Each role's factor on its prior odds (``Arrivals.calibration``): 1 while nothing has been cited
+    after its lag window, for a role without turns and where one role has them all."""
+    n = len(turns)
+    total = math.fsum(expected)
+    rate = sum(cited) / total if total > 0.0 else 0.0
+    mean = [expected[k] / turns[k] if turns[k] else 0.0 for k in range(n)]  # a pseudo-turn's prior
+    return tuple(
+        1.0
+        if rate <= 0.0 or mean[k] <= 0.0 or turns[k] == sum(turns)
+        else _ratio(cited[k] + strength * mean[k] * rate, (expected[k] + strength * mean[k]) * rate)
+        for k in range(n)
+    )
 
 
 def _ratio(a: float, b: float) -> float:

@@ -134,6 +134,13 @@ class Evidence:
         over ``numbers`` (``Arrivals.calibration``)."""
         return self._table.calibration(now, strength, self._lag, numbers, reuse_prior, reuse_strength)
 
+    def odds(
+        self, now: int, strength: float, numbers: np.ndarray, reuse_prior: float = 1.0, reuse_strength: float = 0.0
+    ) -> tuple[tuple[float, ...], float]:
+        """``calibration``'s factors by role and its ``reuse`` alone, as a decision reads them
+        (``Arrivals.odds``)."""
+        return self._table.odds(now, strength, self._lag, numbers, reuse_prior, reuse_strength)
+
     @property
     def lag(self) -> int:
         """Steps after arrival during which a turn's evidence is provisional (read-only: the fold

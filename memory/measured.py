@@ -314,12 +314,15 @@ class Measured(Policy):
             centre = math.fsum(picked) / len(picked)  # exactly rounded: order-free
             z = centre + need * (z - centre)
         if self.recalibrate:
-            cal = evidence.calibration(now, self.calibration_strength, numbers, *self.reuse_prior(evidence))
-            logs = np.array([math.log(f) for f in cal.factor])
-            z = z + self.recalibrate * logs[evidence.column("role", numbers)]
-            if cal.reuse != 1.0:  # a turn already shown needed: does this conversation come back to it?
+            factor, reuse = evidence.odds(now, self.calibration_strength, numbers, *self.reuse_prior(evidence))
+            # every factor 1 (one role, or nothing cited after a lag window yet) adds log(1) = 0.0 to
+            # each z: a no-op but for the sign of a zero z, which the sigmoid does not read
+            if any(f != 1.0 for f in factor):
+                logs = np.array([math.log(f) for f in factor])
+                z = z + self.recalibrate * logs[evidence.column("role", numbers)]
+            if reuse != 1.0:  # a turn already shown needed: does this conversation come back to it?
                 shown = evidence.column("settled_at", numbers) > 0
-                z = z + np.where(shown, self.recalibrate * math.log(cal.reuse), 0.0)
+                z = z + np.where(shown, self.recalibrate * math.log(reuse), 0.0)
         if self.need_size_power:
             z = z + self.need_size_power * np.fromiter(map(math.log, sizes.tolist()), np.float64, n)
         z = z + s  # the evidence, already weighted by ``citations``
