@@ -162,7 +162,9 @@ class Evidence:
         if c.answer_turn is not None:
             cited = self._answers.setdefault(c.answer_turn, set())
             if cited and c.turn not in cited:
-                self.changed(c.answer_turn)  # the answer's share of each turn it cited changes
+                before = tuple(cited)
+                cited.add(c.turn)
+                self._reshared(before)  # the answer's share of each turn it cited before changes
             cited.add(c.turn)
         self._table.cited(c.turn, c.step, self._lag)
         recent = self._recent
@@ -186,6 +188,29 @@ class Evidence:
             self._doubt.forget(turn)
             if self._mirror is not None:
                 self._mirror.mark(turn)
+
+    def _reshared(self, turns: tuple[int, ...]) -> None:
+        """An answer cited one more turn: its share of each of ``turns`` changed. Only the arrival
+        episode's strength reads the share (``_strength``; the settled fold, the belief and ``seen``
+        read weights and correctness), so a cached fold keeps its total and takes the strength its
+        episode's cites give now, the same maximum over the same cites, in the same order, that a fresh
+        fold takes; a turn whose strength moved is read again (``Mirror.stale``)."""
+        fold, mirror = self._fold, self._mirror
+        for turn in turns:
+            memo = fold.get(turn)
+            if memo is None:
+                continue
+            key, total, last, i, strength, belief, seen, after = memo
+            focus, fresh = key[4], 0.0
+            for c in self._by_turn.get(turn, ()):
+                if c.step >= after:  # the episode's cites are those before the first step after it
+                    break
+                part = self._strength(c, focus)
+                fresh = part if part > fresh else fresh
+            if fresh != strength:
+                fold[turn] = (key, total, last, i, fresh, belief, seen, after)
+                if mirror is not None:
+                    mirror.mark(turn)
 
     # ----- measured at decision time --------------------------------------------------------
     def _value(self, c: Citation, wrong: float) -> float:
