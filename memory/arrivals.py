@@ -87,6 +87,8 @@ class Arrivals:
         "assistant",
         "burst",
         "episode",
+        "roles",
+        "any_restored",
     )
 
     def __init__(self, burst: int = 0) -> None:
@@ -100,6 +102,8 @@ class Arrivals:
         self.again = np.zeros(64, dtype=np.int64)  # steps after the first with a settled cite
         self.restored_ = np.zeros(64, dtype=bool)
         self.assistant = False  # an assistant turn has arrived: a person-assistant conversation
+        self.roles = 0  # bit per role code that some turn with a prior has had (only ever grows)
+        self.any_restored = False  # some turn was brought back after an eviction
 
     def reserve(self, size: int) -> None:
         have = len(self.prior)
@@ -123,12 +127,15 @@ class Arrivals:
         self.logit[turn] = 0.0 if prior is None else logit(float(prior))  # a pure function of the prior
         code = ROLE_CODES["user"] if role is None else ROLE_CODES.get(role, OTHER_ROLE)
         self.role[turn] = code
+        if prior is not None:
+            self.roles |= 1 << code
         if code == ROLE_CODES["assistant"]:
             self.assistant = True
 
     def restored(self, turn: int) -> None:
         self.reserve(turn + 1)
         self.restored_[turn] = True
+        self.any_restored = True
 
     def cited(self, turn: int, step: int, lag: int) -> None:
         """A cite of ``turn`` at ``step`` was logged (in step order); turn n arrived at step n."""
@@ -149,8 +156,11 @@ class Arrivals:
         self.last_settled[turn] = step
 
     def column(self, name: str, numbers: np.ndarray) -> np.ndarray:
-        self.reserve(int(numbers.max()) + 1 if len(numbers) else 0)
-        return getattr(self, "restored_" if name == "restored" else name)[numbers]
+        try:  # every turn that arrived has its row: only a number past them all needs the table grown
+            return getattr(self, "restored_" if name == "restored" else name)[numbers]
+        except IndexError:
+            self.reserve(int(numbers.max()) + 1)
+            return getattr(self, "restored_" if name == "restored" else name)[numbers]
 
     def calibration(
         self,
@@ -215,6 +225,10 @@ class Arrivals:
         without what neither needs: the sums of priors when fewer than two roles have turns (every
         factor is then 1), the reuse exposures when ``reuse_strength`` is 0 or no turn has been
         shown needed (``reuse`` is then ``reuse_prior``)."""
+        if not reuse_strength and self.roles & (self.roles - 1) == 0:
+            # at most one role has ever had a prior: every factor is 1 whatever the turns, and no
+            # reuse is measured
+            return (1.0,) * len(ROLE_NAMES), reuse_prior
         turns, cited, p, roles, numbers, hit = self._tally(now, lag, numbers)
         if sum(1 for k in turns if k) > 1:
             factor = _factors(turns, cited, self._expected(turns, p, roles), strength)

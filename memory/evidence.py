@@ -123,6 +123,16 @@ class Evidence:
         return self._table.column("prior", numbers)
 
     @property
+    def any_restored(self) -> bool:
+        """Some turn was brought back after an eviction (else every ``restored`` is False)."""
+        return self._table.any_restored
+
+    @property
+    def doubted(self) -> bool:
+        """Some answer was judged (partly) wrong: until then every verdict is exactly 1."""
+        return self._doubted
+
+    @property
     def with_assistant(self) -> bool:
         """An assistant turn has arrived: a person's conversation with an assistant (else people's)."""
         return self._table.assistant

@@ -233,8 +233,15 @@ class Measured(Policy):
         if self.settled_verdict and lag:
             # answers that leaned on it after the window are judged too: a wrong one counts against it
             sv = self.settled_verdict
-            later = (1.0 - sv) + sv * evidence.settled_belief(numbers, self.wrong_weight, burst)
-            trust = later if trust is None else trust * later
+            if evidence.doubted:
+                later = (1.0 - sv) + sv * evidence.settled_belief(numbers, self.wrong_weight, burst)
+                trust = later if trust is None else trust * later
+            else:  # no answer judged wrong: every settled belief is exactly 1.0 (``settled_belief``)
+                same = (1.0 - sv) + sv * 1.0
+                if trust is None:
+                    trust = np.full(n, same)
+                elif same != 1.0:  # x * 1.0 is x
+                    trust = trust * same
         p = evidence.priors(numbers)
         if np.isnan(p).all():
             return self._per_token(s, tokens, ages, now, None, trust)
@@ -333,7 +340,7 @@ class Measured(Policy):
                 logs = np.zeros(n)
                 logs[moved] = [math.log(x if x > TRUST_FLOOR else TRUST_FLOOR) for x in trust[moved].tolist()]
                 z = z + logs
-        if self.restored:
+        if self.restored and evidence.any_restored:  # else it adds 0.0 to each z (the sigmoid reads -0.0 as 0.0)
             z = z + np.where(evidence.column("restored", numbers), self.restored, 0.0)
         hazard = self._of_kind("hazard", evidence)
         if hazard:
@@ -357,8 +364,8 @@ class Measured(Policy):
         against how many would have at the rate of the others, shrunk toward 1 by
         ``confirmation_strength`` pseudo-turns; never below 1."""
         n = len(confirmed)
-        n_a, e_a = int(confirmed.sum()), int((confirmed & back).sum())
-        e_b = int(back.sum()) - e_a
+        n_a, e_a = int(np.count_nonzero(confirmed)), int(np.count_nonzero(confirmed & back))
+        e_b = int(np.count_nonzero(back)) - e_a
         k = self.confirmation_strength
         pooled = (e_a + e_b) / n if n else 0.0
         rate_b = (e_b + pooled) / (n - n_a + 1)  # one pseudo-turn at the pooled rate: never 0 once any came back
