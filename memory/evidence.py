@@ -5,8 +5,8 @@ holds, not what the history holds.
 ``Evidence.measure`` folds a turn's citations over fixed blocks of ``BLOCK`` steps (closed blocks
 are folded once and cached); ``Evidence.measure_many`` does the same for all candidates of a
 decision at once through ``Mirror`` (the cache as arrays by turn number). Both give bit for bit
-what the formula evaluated from the raw log gives; ``powers`` supplies ``base ** k`` tables filled
-by Python's own ``**`` for that reason.
+what the formula evaluated from the raw log gives; ``memory.powers`` supplies ``base ** k`` tables
+filled by Python's own ``**`` for that reason.
 """
 
 from __future__ import annotations
@@ -17,42 +17,9 @@ import numpy as np
 
 from memory.arrivals import BLOCK, Arrivals, Calibration
 from memory.mirror import Mirror
+from memory.powers import powers
 from memory.types import Citation, TurnState
-from memory.verdicts import SettledBelief, episode_burst, episode_closes, joins
-
-_POWERS: dict[float, np.ndarray] = {}
-
-
-def powers(base: float, upto: int) -> np.ndarray:
-    """``base ** k`` for every k in ``0 .. upto`` (at least), as a float64 array.
-
-    Each entry is computed by Python's own ``base ** k`` (the C library's ``pow``), so indexing the
-    table gives bit for bit what the scalar formula ``base ** k`` gives; numpy's vectorised
-    ``power`` may use other code (SIMD approximations) and is not used. The table is shared by the
-    process and grows by doubling: extending it costs amortised O(1) ``pow`` calls per step.
-    """
-    table = _POWERS.get(base)
-    if table is None or len(table) <= upto:
-        have = 0 if table is None else len(table)
-        size = max(upto + 1, 2 * have, 1024)
-        more = np.array([base**k for k in range(have, size)], dtype=np.float64)
-        table = more if table is None else np.concatenate((table, more))
-        _POWERS[base] = table  # a reader holding the old table still reads correct entries
-    return table
-
-
-def credit(value: float | None, wrong: float) -> float:
-    """How much a citation counts given the feedback on the answer that made it (``correctness``).
-
-    No feedback or feedback >= 0: 1 (the answer stood). Feedback -1 (wrong): ``wrong``. Feedback in
-    (-1, 0), an answer that was partly right (it had some of what it needed), gets partial credit
-    in proportion: ``wrong + (1 - wrong) * (1 + value)``; -0.5 is halfway between wrong and right.
-    """
-    if value is None or value >= 0:
-        return 1.0
-    if value <= -1.0:
-        return wrong
-    return wrong + (1.0 - wrong) * (1.0 + value)
+from memory.verdicts import SettledBelief, credit, episode_burst, episode_closes, joins
 
 
 class Evidence:
@@ -201,10 +168,8 @@ class Evidence:
 
     def _reshared(self, turns: tuple[int, ...]) -> None:
         """An answer cited one more turn: its share of each of ``turns`` changed. Only the arrival
-        episode's strength reads the share (``_strength``; the settled fold, the belief and ``seen``
-        read weights and correctness), so a cached fold keeps its total and takes the strength its
-        episode's cites give now, the same maximum over the same cites, in the same order, that a fresh
-        fold takes; a turn whose strength moved is read again (``Mirror.stale``)."""
+        episode's strength reads shares (``_strength``), so a cached fold keeps the rest and takes the
+        maximum a fresh fold takes over the episode's cites; a turn whose strength moved is re-read."""
         fold, mirror = self._fold, self._mirror
         for turn in turns:
             memo = fold.get(turn)

@@ -17,7 +17,7 @@ TRUST_FLOOR = 1e-4  # the most a lag window's wrong answers divide a prior's odd
 LOGIT_EDGE = 1e-6  # priors are read in [1e-6, 1 - 1e-6]: 0 and 1 would be beliefs no evidence moves
 
 
-@lru_cache(maxsize=1 << 16)  # a turn's prior never changes: each decision reads the same few values again
+@lru_cache(maxsize=1 << 16)  # taken at arrival (``Arrivals.logit``); rebuilds and replays read the same priors again
 def logit(p: float) -> float:
     """log(p / (1 - p)), with ``p`` clipped to [LOGIT_EDGE, 1 - LOGIT_EDGE]."""
     p = LOGIT_EDGE if p < LOGIT_EDGE else 1.0 - LOGIT_EDGE if p > 1.0 - LOGIT_EDGE else p

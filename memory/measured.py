@@ -13,9 +13,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from memory.baselines import Policy
-from memory.evidence import Evidence, powers
+from memory.evidence import Evidence
 from memory.logodds import TRUST_FLOOR, sigmoids
 from memory.params import param
+from memory.powers import powers
 from memory.types import TurnState
 
 __all__ = ["Confirmation", "Measured"]
@@ -192,10 +193,13 @@ class Measured(Policy):
 
         Every element goes through the same float operations, in the same order, as the formula
         in the class docstring evaluated turn by turn (``x ** k`` from ``powers`` tables or Python's
-        ``**``; numpy only multiplies, adds, subtracts, divides and compares, which are exact IEEE
-        operations; the one sum over floats is ``math.fsum``, exactly rounded, so independent of
-        the candidates' order). So the importances are bit for bit those of a turn-by-turn loop, in
-        a live layer and in one rebuilt from the database alike.
+        ``**``; ``exp`` and ``log`` by Python's ``math``, one element at a time: ``Arrivals.logit``,
+        ``logodds.sigmoids``; numpy only multiplies, adds, subtracts, divides and compares, which are
+        exact IEEE operations; the one sum over floats is ``math.fsum``, exactly rounded, so
+        independent of the candidates' order). So the importances are bit for bit those of a
+        turn-by-turn loop, in a live layer and in one rebuilt from the database alike. A term adding
+        0.0 to every log-odds is left out: it could change only the sign of a zero, which the sigmoid
+        does not read.
         """
         n = len(numbers)
         if not n:
@@ -232,16 +236,9 @@ class Measured(Policy):
             trust = np.where(judged, (1.0 - vp) + vp * belief, 1.0)
         if self.settled_verdict and lag:
             # answers that leaned on it after the window are judged too: a wrong one counts against it
-            sv = self.settled_verdict
-            if evidence.doubted:
-                later = (1.0 - sv) + sv * evidence.settled_belief(numbers, self.wrong_weight, burst)
-                trust = later if trust is None else trust * later
-            else:  # no answer judged wrong: every settled belief is exactly 1.0 (``settled_belief``)
-                same = (1.0 - sv) + sv * 1.0
-                if trust is None:
-                    trust = np.full(n, same)
-                elif same != 1.0:  # x * 1.0 is x
-                    trust = trust * same
+            sv, doubted = self.settled_verdict, evidence.doubted  # not doubted: every settled belief is 1.0
+            later = (1.0 - sv) + sv * (evidence.settled_belief(numbers, self.wrong_weight, burst) if doubted else 1.0)
+            trust = (later if doubted else np.full(n, later)) if trust is None else trust * later
         p = evidence.priors(numbers)
         if np.isnan(p).all():
             return self._per_token(s, tokens, ages, now, None, trust)
@@ -313,8 +310,7 @@ class Measured(Policy):
         n = len(p)
         mean = int(tokens.sum()) / n or 1.0
         sizes = np.maximum(tokens, 1) / mean
-        # logit(p), taken once at arrival (``Arrivals.logit``; logit(0.5) = 0.0 for a turn without one)
-        z = evidence.column("logit", numbers)
+        z = evidence.column("logit", numbers)  # logit(p), taken at arrival (0.0 = logit(0.5): no prior)
         need = self._of_kind("need", evidence)
         if need != 1.0:
             picked = z[known].tolist()
@@ -322,9 +318,7 @@ class Measured(Policy):
             z = centre + need * (z - centre)
         if self.recalibrate:
             factor, reuse = evidence.odds(now, self.calibration_strength, numbers, *self.reuse_prior(evidence))
-            # every factor 1 (one role, or nothing cited after a lag window yet) adds log(1) = 0.0 to
-            # each z: a no-op but for the sign of a zero z, which the sigmoid does not read
-            if any(f != 1.0 for f in factor):
+            if any(f != 1.0 for f in factor):  # else it adds log(1) = 0.0 to each z
                 logs = np.array([math.log(f) for f in factor])
                 z = z + self.recalibrate * logs[evidence.column("role", numbers)]
             if reuse != 1.0:  # a turn already shown needed: does this conversation come back to it?
