@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memory.logodds import logit
 from memory.verdicts import joins
 
 BLOCK = 16  # steps per block of the evidence's folds (``memory.evidence``)
@@ -63,25 +64,46 @@ class Calibration:
 
 
 class Arrivals:
-    """Per turn number: prior (NaN: none), role code, first settled cite's step (0: none), restored.
+    """Per turn number: prior (NaN: none), its log-odds, role code, first settled cite's step (0: none),
+    restored.
+
+    ``logit`` is ``logodds.logit(prior)`` (0.0, ``logit(0.5)``, where there is none), computed once
+    when the prior is set, so a decision reads it instead of taking a logarithm per candidate; the
+    one place a prior is written writes both, so they never disagree.
 
     A cite is *settled* here, as in ``Evidence.measure``, once the turn's arrival episode is over: its
     lag window, and each later cite within ``burst`` steps of the episode's last (``memory.verdicts``;
     ``burst`` is the policy's, 0 at lag 0). So a confirmation that lands just after the window, while
     the conversation is still on the turn, does not count as the conversation coming back to it."""
 
-    __slots__ = ("prior", "role", "settled_at", "last_settled", "again", "restored_", "assistant", "burst", "episode")
+    __slots__ = (
+        "prior",
+        "logit",
+        "role",
+        "settled_at",
+        "last_settled",
+        "again",
+        "restored_",
+        "assistant",
+        "burst",
+        "episode",
+        "roles",
+        "any_restored",
+    )
 
     def __init__(self, burst: int = 0) -> None:
         self.burst = burst  # the arrival episode's burst (``verdicts.episode_burst``)
         self.episode = np.zeros(64, dtype=np.int64)  # the episode's last cite (0: none yet; -1: over)
         self.prior = np.full(64, np.nan)
+        self.logit = np.zeros(64)  # logit(prior): read by the posterior (``Measured._posterior``)
         self.role = np.zeros(64, dtype=np.int8)
         self.settled_at = np.zeros(64, dtype=np.int64)
         self.last_settled = np.zeros(64, dtype=np.int64)  # step of the last settled cite (0: none)
         self.again = np.zeros(64, dtype=np.int64)  # steps after the first with a settled cite
         self.restored_ = np.zeros(64, dtype=bool)
         self.assistant = False  # an assistant turn has arrived: a person-assistant conversation
+        self.roles = 0  # bit per role code that some turn with a prior has had (only ever grows)
+        self.any_restored = False  # some turn was brought back after an eviction
 
     def reserve(self, size: int) -> None:
         have = len(self.prior)
@@ -89,6 +111,7 @@ class Arrivals:
             return
         grow = max(size, 2 * have) - have
         self.prior = np.concatenate((self.prior, np.full(grow, np.nan)))
+        self.logit = np.concatenate((self.logit, np.zeros(grow)))
         self.role = np.concatenate((self.role, np.zeros(grow, dtype=np.int8)))
         self.settled_at = np.concatenate((self.settled_at, np.zeros(grow, dtype=np.int64)))
         self.last_settled = np.concatenate((self.last_settled, np.zeros(grow, dtype=np.int64)))
@@ -101,14 +124,18 @@ class Arrivals:
             raise ValueError(f"turn {turn}: prior must be a finite number >= 0 or None, got {prior!r}")
         self.reserve(turn + 1)
         self.prior[turn] = np.nan if prior is None else float(prior)
+        self.logit[turn] = 0.0 if prior is None else logit(float(prior))  # a pure function of the prior
         code = ROLE_CODES["user"] if role is None else ROLE_CODES.get(role, OTHER_ROLE)
         self.role[turn] = code
+        if prior is not None:
+            self.roles |= 1 << code
         if code == ROLE_CODES["assistant"]:
             self.assistant = True
 
     def restored(self, turn: int) -> None:
         self.reserve(turn + 1)
         self.restored_[turn] = True
+        self.any_restored = True
 
     def cited(self, turn: int, step: int, lag: int) -> None:
         """A cite of ``turn`` at ``step`` was logged (in step order); turn n arrived at step n."""
@@ -129,8 +156,11 @@ class Arrivals:
         self.last_settled[turn] = step
 
     def column(self, name: str, numbers: np.ndarray) -> np.ndarray:
-        self.reserve(int(numbers.max()) + 1 if len(numbers) else 0)
-        return getattr(self, "restored_" if name == "restored" else name)[numbers]
+        try:  # every turn that arrived has its row: only a number past them all needs the table grown
+            return getattr(self, "restored_" if name == "restored" else name)[numbers]
+        except IndexError:
+            self.reserve(int(numbers.max()) + 1)
+            return getattr(self, "restored_" if name == "restored" else name)[numbers]
 
     def calibration(
         self,
@@ -171,41 +201,73 @@ class Arrivals:
 
         (``reuse_prior`` when ``reuse_strength`` is 0 or no turn has been shown needed.)
         """
-        n = len(ROLE_NAMES)
-        turns, cited, expected = [0] * n, [0] * n, [0.0] * n
-        self.reserve(int(numbers.max()) + 1 if len(numbers) else 0)
-        numbers = np.sort(numbers[numbers + lag <= now])  # turn order: the same sums in any view
-        needed, again, expected_again = 0, 0, 0.0
-        if len(numbers):
-            p = self.prior[numbers]
-            known = ~np.isnan(p)
-            roles = self.role[numbers]
-            hit = known & (self.settled_at[numbers] > 0)
-            for code in range(n):
-                mine = known & (roles == code)
-                turns[code] = int(mine.sum())
-                if turns[code]:
-                    expected[code] = math.fsum(p[mine].tolist())
-                    cited[code] = int((hit & mine).sum())
-            needed, again, expected_again = self._again(now, lag, numbers[known], p[known], hit[known])
+        turns, cited, p, roles, numbers, hit = self._tally(now, lag, numbers)
+        expected = self._expected(turns, p, roles)
+        needed, again, expected_again = self._again(now, lag, numbers, p, hit) if len(numbers) else (0, 0, 0.0)
         reuse = reuse_prior
         if reuse_strength and needed:
             reuse = _ratio(again + reuse_strength * reuse_prior, expected_again + reuse_strength)
-        total = math.fsum(expected)
-        rate = sum(cited) / total if total > 0.0 else 0.0
-        mean = [expected[k] / turns[k] if turns[k] else 0.0 for k in range(n)]  # a pseudo-turn's prior
-        factor = tuple(
-            1.0
-            if rate <= 0.0 or mean[k] <= 0.0 or turns[k] == sum(turns)
-            else _ratio(cited[k] + strength * mean[k] * rate, (expected[k] + strength * mean[k]) * rate)
-            for k in range(n)
-        )
+        factor = _factors(turns, cited, expected, strength)
         return Calibration(
             now, tuple(turns), tuple(cited), tuple(expected), factor, needed, again, expected_again, reuse
         )
 
+    def odds(
+        self,
+        now: int,
+        strength: float,
+        lag: int,
+        numbers: np.ndarray,
+        reuse_prior: float = 1.0,
+        reuse_strength: float = 0.0,
+    ) -> tuple[tuple[float, ...], float]:
+        """``calibration``'s ``factor`` and ``reuse`` alone (what a decision reads), the same numbers,
+        without what neither needs: the sums of priors when fewer than two roles have turns (every
+        factor is then 1), the reuse exposures when ``reuse_strength`` is 0 or no turn has been
+        shown needed (``reuse`` is then ``reuse_prior``)."""
+        if not reuse_strength and self.roles & (self.roles - 1) == 0:
+            # at most one role has ever had a prior: every factor is 1 whatever the turns, and no
+            # reuse is measured
+            return (1.0,) * len(ROLE_NAMES), reuse_prior
+        turns, cited, p, roles, numbers, hit = self._tally(now, lag, numbers)
+        if sum(1 for k in turns if k) > 1:
+            factor = _factors(turns, cited, self._expected(turns, p, roles), strength)
+        else:
+            factor = (1.0,) * len(ROLE_NAMES)
+        reuse = reuse_prior
+        if reuse_strength and sum(cited):  # some turn was shown needed
+            _, again, expected_again = self._again(now, lag, numbers, p, hit)
+            reuse = _ratio(again + reuse_strength * reuse_prior, expected_again + reuse_strength)
+        return factor, reuse
+
+    def _tally(self, now: int, lag: int, numbers: np.ndarray) -> tuple:
+        """Of ``numbers``, the turns with a prior whose lag window has ended by ``now``: (turns per role,
+        those shown needed per role, and of those turns, in turn order: priors, roles, numbers, shown
+        needed). Counts are integers, exact in any order."""
+        self.reserve(int(numbers.max()) + 1 if len(numbers) else 0)
+        numbers = np.sort(numbers[numbers + lag <= now])  # turn order: the same sums in any view
+        p = self.prior[numbers]
+        known = ~np.isnan(p)
+        if not known.all():
+            numbers, p = numbers[known], p[known]
+        roles = self.role[numbers]
+        hit = self.settled_at[numbers] > 0
+        size = len(ROLE_NAMES)
+        turns = np.bincount(roles, minlength=size).tolist()
+        cited = np.bincount(roles[hit], minlength=size).tolist()
+        return turns, cited, p, roles, numbers, hit
+
+    @staticmethod
+    def _expected(turns: list[int], p: np.ndarray, roles: np.ndarray) -> list[float]:
+        """The sum of the priors per role (``math.fsum``: exactly rounded), 0.0 for a role without turns."""
+        if sum(1 for k in turns if k) == 1:  # one role: all of them
+            return [math.fsum(p.tolist()) if k else 0.0 for k in turns]
+        return [math.fsum(p[roles == code].tolist()) if k else 0.0 for code, k in enumerate(turns)]
+
     def _again(self, now: int, lag: int, numbers: np.ndarray, p: np.ndarray, hit: np.ndarray) -> tuple:
-        """(turns shown needed, their later cites, the later cites expected at the first cites' rate)."""
+        """(turns shown needed, their later cites, the later cites expected at the first cites' rate),
+        over ``numbers`` (turns with a prior past their lag window), their priors ``p`` and ``hit``
+        (shown needed)."""
         first = self.settled_at[numbers]
         start = numbers + lag  # a turn's lag window ends at step number + lag
         waited = np.where(hit, first, now) - start
@@ -215,6 +277,21 @@ class Arrivals:
             return needed, int(self.again[numbers[hit]].sum()), 0.0
         since = math.fsum((p[hit] * (now - first[hit])).tolist())
         return needed, int(self.again[numbers[hit]].sum()), since * (needed / before)
+
+
+def _factors(turns: list[int], cited: list[int], expected: list[float], strength: float) -> tuple[float, ...]:
+    """Each role's factor on its prior odds (``Arrivals.calibration``): 1 while nothing has been cited
+    after its lag window, for a role without turns and where one role has them all."""
+    n = len(turns)
+    total = math.fsum(expected)
+    rate = sum(cited) / total if total > 0.0 else 0.0
+    mean = [expected[k] / turns[k] if turns[k] else 0.0 for k in range(n)]  # a pseudo-turn's prior
+    return tuple(
+        1.0
+        if rate <= 0.0 or mean[k] <= 0.0 or turns[k] == sum(turns)
+        else _ratio(cited[k] + strength * mean[k] * rate, (expected[k] + strength * mean[k]) * rate)
+        for k in range(n)
+    )
 
 
 def _ratio(a: float, b: float) -> float:

@@ -5,8 +5,8 @@ holds, not what the history holds.
 ``Evidence.measure`` folds a turn's citations over fixed blocks of ``BLOCK`` steps (closed blocks
 are folded once and cached); ``Evidence.measure_many`` does the same for all candidates of a
 decision at once through ``Mirror`` (the cache as arrays by turn number). Both give bit for bit
-what the formula evaluated from the raw log gives; ``powers`` supplies ``base ** k`` tables filled
-by Python's own ``**`` for that reason.
+what the formula evaluated from the raw log gives; ``memory.powers`` supplies ``base ** k`` tables
+filled by Python's own ``**`` for that reason.
 """
 
 from __future__ import annotations
@@ -17,42 +17,9 @@ import numpy as np
 
 from memory.arrivals import BLOCK, Arrivals, Calibration
 from memory.mirror import Mirror
+from memory.powers import powers
 from memory.types import Citation, TurnState
-from memory.verdicts import SettledBelief, episode_burst, episode_closes, joins
-
-_POWERS: dict[float, np.ndarray] = {}
-
-
-def powers(base: float, upto: int) -> np.ndarray:
-    """``base ** k`` for every k in ``0 .. upto`` (at least), as a float64 array.
-
-    Each entry is computed by Python's own ``base ** k`` (the C library's ``pow``), so indexing the
-    table gives bit for bit what the scalar formula ``base ** k`` gives; numpy's vectorised
-    ``power`` may use other code (SIMD approximations) and is not used. The table is shared by the
-    process and grows by doubling: extending it costs amortised O(1) ``pow`` calls per step.
-    """
-    table = _POWERS.get(base)
-    if table is None or len(table) <= upto:
-        have = 0 if table is None else len(table)
-        size = max(upto + 1, 2 * have, 1024)
-        more = np.array([base**k for k in range(have, size)], dtype=np.float64)
-        table = more if table is None else np.concatenate((table, more))
-        _POWERS[base] = table  # a reader holding the old table still reads correct entries
-    return table
-
-
-def credit(value: float | None, wrong: float) -> float:
-    """How much a citation counts given the feedback on the answer that made it (``correctness``).
-
-    No feedback or feedback >= 0: 1 (the answer stood). Feedback -1 (wrong): ``wrong``. Feedback in
-    (-1, 0), an answer that was partly right (it had some of what it needed), gets partial credit
-    in proportion: ``wrong + (1 - wrong) * (1 + value)``; -0.5 is halfway between wrong and right.
-    """
-    if value is None or value >= 0:
-        return 1.0
-    if value <= -1.0:
-        return wrong
-    return wrong + (1.0 - wrong) * (1.0 + value)
+from memory.verdicts import SettledBelief, credit, episode_burst, episode_closes, joins
 
 
 class Evidence:
@@ -115,11 +82,22 @@ class Evidence:
         self._table.restored(turn)
 
     def column(self, name: str, numbers: np.ndarray) -> np.ndarray:
-        """``prior`` (NaN: none), ``role`` (``ROLE_CODES``) or ``restored`` of these turns, in order."""
+        """``prior`` (NaN: none), ``logit`` (of the prior; 0.0: none), ``role`` (``ROLE_CODES``),
+        ``settled_at`` or ``restored`` of these turns, in order (a copy)."""
         return self._table.column(name, numbers)
 
     def priors(self, numbers: np.ndarray) -> np.ndarray:
         return self._table.column("prior", numbers)
+
+    @property
+    def any_restored(self) -> bool:
+        """Some turn was brought back after an eviction (else every ``restored`` is False)."""
+        return self._table.any_restored
+
+    @property
+    def doubted(self) -> bool:
+        """Some answer was judged (partly) wrong: until then every verdict is exactly 1."""
+        return self._doubted
 
     @property
     def with_assistant(self) -> bool:
@@ -132,6 +110,13 @@ class Evidence:
         """The conversation's calibration of its priors by role, and of a turn already shown needed,
         over ``numbers`` (``Arrivals.calibration``)."""
         return self._table.calibration(now, strength, self._lag, numbers, reuse_prior, reuse_strength)
+
+    def odds(
+        self, now: int, strength: float, numbers: np.ndarray, reuse_prior: float = 1.0, reuse_strength: float = 0.0
+    ) -> tuple[tuple[float, ...], float]:
+        """``calibration``'s factors by role and its ``reuse`` alone, as a decision reads them
+        (``Arrivals.odds``)."""
+        return self._table.odds(now, strength, self._lag, numbers, reuse_prior, reuse_strength)
 
     @property
     def lag(self) -> int:
@@ -154,7 +139,9 @@ class Evidence:
         if c.answer_turn is not None:
             cited = self._answers.setdefault(c.answer_turn, set())
             if cited and c.turn not in cited:
-                self.changed(c.answer_turn)  # the answer's share of each turn it cited changes
+                before = tuple(cited)
+                cited.add(c.turn)
+                self._reshared(before)  # the answer's share of each turn it cited before changes
             cited.add(c.turn)
         self._table.cited(c.turn, c.step, self._lag)
         recent = self._recent
@@ -178,6 +165,27 @@ class Evidence:
             self._doubt.forget(turn)
             if self._mirror is not None:
                 self._mirror.mark(turn)
+
+    def _reshared(self, turns: tuple[int, ...]) -> None:
+        """An answer cited one more turn: its share of each of ``turns`` changed. Only the arrival
+        episode's strength reads shares (``_strength``), so a cached fold keeps the rest and takes the
+        maximum a fresh fold takes over the episode's cites; a turn whose strength moved is re-read."""
+        fold, mirror = self._fold, self._mirror
+        for turn in turns:
+            memo = fold.get(turn)
+            if memo is None:
+                continue
+            key, total, last, i, strength, belief, seen, after = memo
+            focus, fresh = key[4], 0.0
+            for c in self._by_turn.get(turn, ()):
+                if c.step >= after:  # the episode's cites are those before the first step after it
+                    break
+                part = self._strength(c, focus)
+                fresh = part if part > fresh else fresh
+            if fresh != strength:
+                fold[turn] = (key, total, last, i, fresh, belief, seen, after)
+                if mirror is not None:
+                    mirror.mark(turn)
 
     # ----- measured at decision time --------------------------------------------------------
     def _value(self, c: Citation, wrong: float) -> float:

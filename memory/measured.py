@@ -13,9 +13,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from memory.baselines import Policy
-from memory.evidence import Evidence, powers
-from memory.logodds import TRUST_FLOOR, logit, sigmoid
+from memory.evidence import Evidence
+from memory.logodds import TRUST_FLOOR, sigmoids
 from memory.params import param
+from memory.powers import powers
 from memory.types import TurnState
 
 __all__ = ["Confirmation", "Measured"]
@@ -192,10 +193,13 @@ class Measured(Policy):
 
         Every element goes through the same float operations, in the same order, as the formula
         in the class docstring evaluated turn by turn (``x ** k`` from ``powers`` tables or Python's
-        ``**``; numpy only multiplies, adds, subtracts, divides and compares, which are exact IEEE
-        operations; the one sum over floats is ``math.fsum``, exactly rounded, so independent of
-        the candidates' order). So the importances are bit for bit those of a turn-by-turn loop, in
-        a live layer and in one rebuilt from the database alike.
+        ``**``; ``exp`` and ``log`` by Python's ``math``, one element at a time: ``Arrivals.logit``,
+        ``logodds.sigmoids``; numpy only multiplies, adds, subtracts, divides and compares, which are
+        exact IEEE operations; the one sum over floats is ``math.fsum``, exactly rounded, so
+        independent of the candidates' order). So the importances are bit for bit those of a
+        turn-by-turn loop, in a live layer and in one rebuilt from the database alike. A term adding
+        0.0 to every log-odds is left out: it could change only the sign of a zero, which the sigmoid
+        does not read.
         """
         n = len(numbers)
         if not n:
@@ -232,9 +236,9 @@ class Measured(Policy):
             trust = np.where(judged, (1.0 - vp) + vp * belief, 1.0)
         if self.settled_verdict and lag:
             # answers that leaned on it after the window are judged too: a wrong one counts against it
-            sv = self.settled_verdict
-            later = (1.0 - sv) + sv * evidence.settled_belief(numbers, self.wrong_weight, burst)
-            trust = later if trust is None else trust * later
+            sv, doubted = self.settled_verdict, evidence.doubted  # not doubted: every settled belief is 1.0
+            later = (1.0 - sv) + sv * (evidence.settled_belief(numbers, self.wrong_weight, burst) if doubted else 1.0)
+            trust = (later if doubted else np.full(n, later)) if trust is None else trust * later
         p = evidence.priors(numbers)
         if np.isnan(p).all():
             return self._per_token(s, tokens, ages, now, None, trust)
@@ -305,23 +309,23 @@ class Measured(Policy):
         known = ~np.isnan(p)
         n = len(p)
         mean = int(tokens.sum()) / n or 1.0
-        sizes = (np.maximum(tokens, 1) / mean).tolist()
-        z = [logit(x) for x in np.where(known, p, 0.5).tolist()]
+        sizes = np.maximum(tokens, 1) / mean
+        z = evidence.column("logit", numbers)  # logit(p), taken at arrival (0.0 = logit(0.5): no prior)
         need = self._of_kind("need", evidence)
         if need != 1.0:
-            picked = [z[k] for k in known.nonzero()[0].tolist()]
+            picked = z[known].tolist()
             centre = math.fsum(picked) / len(picked)  # exactly rounded: order-free
-            z = [centre + need * (x - centre) for x in z]
-        z = np.array(z)
+            z = centre + need * (z - centre)
         if self.recalibrate:
-            cal = evidence.calibration(now, self.calibration_strength, numbers, *self.reuse_prior(evidence))
-            logs = np.array([math.log(f) for f in cal.factor])
-            z = z + self.recalibrate * logs[evidence.column("role", numbers)]
-            if cal.reuse != 1.0:  # a turn already shown needed: does this conversation come back to it?
+            factor, reuse = evidence.odds(now, self.calibration_strength, numbers, *self.reuse_prior(evidence))
+            if any(f != 1.0 for f in factor):  # else it adds log(1) = 0.0 to each z
+                logs = np.array([math.log(f) for f in factor])
+                z = z + self.recalibrate * logs[evidence.column("role", numbers)]
+            if reuse != 1.0:  # a turn already shown needed: does this conversation come back to it?
                 shown = evidence.column("settled_at", numbers) > 0
-                z = z + np.where(shown, self.recalibrate * math.log(cal.reuse), 0.0)
+                z = z + np.where(shown, self.recalibrate * math.log(reuse), 0.0)
         if self.need_size_power:
-            z = z + self.need_size_power * np.array([math.log(x) for x in sizes])
+            z = z + self.need_size_power * np.fromiter(map(math.log, sizes.tolist()), np.float64, n)
         z = z + s  # the evidence, already weighted by ``citations``
         if trust is not None:
             # log(1.0) is exactly 0.0: only the turns whose trust moved are read
@@ -330,7 +334,7 @@ class Measured(Policy):
                 logs = np.zeros(n)
                 logs[moved] = [math.log(x if x > TRUST_FLOOR else TRUST_FLOOR) for x in trust[moved].tolist()]
                 z = z + logs
-        if self.restored:
+        if self.restored and evidence.any_restored:  # else it adds 0.0 to each z (the sigmoid reads -0.0 as 0.0)
             z = z + np.where(evidence.column("restored", numbers), self.restored, 0.0)
         hazard = self._of_kind("hazard", evidence)
         if hazard:
@@ -338,11 +342,11 @@ class Measured(Policy):
         per_memory = self._of_kind("hazard_memory", evidence)
         if per_memory:
             z = z - (per_memory / n) * quiet  # per step, over the turns the memory holds
-        out = np.array([sigmoid(x) for x in z.tolist()])
+        out = sigmoids(z)
         if self.density == 1.0:
-            out = out / np.array(sizes)  # x ** 1.0 is x exactly
+            out = out / sizes  # x ** 1.0 is x exactly
         elif self.density:
-            out = out / np.array([x**self.density for x in sizes])
+            out = out / np.array([x**self.density for x in sizes.tolist()])
         if not known.all():
             out = np.where(known, out, self._per_token(s, tokens, ages, now, None, trust))
         return out
@@ -354,8 +358,8 @@ class Measured(Policy):
         against how many would have at the rate of the others, shrunk toward 1 by
         ``confirmation_strength`` pseudo-turns; never below 1."""
         n = len(confirmed)
-        n_a, e_a = int(confirmed.sum()), int((confirmed & back).sum())
-        e_b = int(back.sum()) - e_a
+        n_a, e_a = int(np.count_nonzero(confirmed)), int(np.count_nonzero(confirmed & back))
+        e_b = int(np.count_nonzero(back)) - e_a
         k = self.confirmation_strength
         pooled = (e_a + e_b) / n if n else 0.0
         rate_b = (e_b + pooled) / (n - n_a + 1)  # one pseudo-turn at the pooled rate: never 0 once any came back

@@ -1,4 +1,5 @@
-"""The verdicts on a turn: its arrival episode's, and its settled cites'.
+"""The verdicts on a turn: its arrival episode's, and its settled cites'; both read an answer's
+correctness, ``credit`` (the feedback on it as a factor).
 
 **The arrival episode.** The cites a turn gets while the conversation is still on it (inside its lag
 window, and each later cite within ``burst`` steps of the one before, the turn's arrival counting as
@@ -23,6 +24,20 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from memory.types import Citation
+
+
+def credit(value: float | None, wrong: float) -> float:
+    """How much a citation counts given the feedback on the answer that made it (``correctness``).
+
+    No feedback or feedback >= 0: 1 (the answer stood). Feedback -1 (wrong): ``wrong``. Feedback in
+    (-1, 0), an answer that was partly right (it had some of what it needed), gets partial credit
+    in proportion: ``wrong + (1 - wrong) * (1 + value)``; -0.5 is halfway between wrong and right.
+    """
+    if value is None or value >= 0:
+        return 1.0
+    if value <= -1.0:
+        return wrong
+    return wrong + (1.0 - wrong) * (1.0 + value)
 
 
 def episode_burst(lag: int, burst: int) -> int:

@@ -8,6 +8,10 @@
 * consistent evidence still outweighs the prior, and a turn with no evidence keeps its prior.
 """
 
+import random
+
+import pytest
+
 from memory.layer import MemoryLayer
 from memory.policies import Measured
 from memory.types import MemorySettings
@@ -130,3 +134,21 @@ def test_consistent_evidence_still_outweighs_the_prior():
         uncited.add_turn("user", 20, prior=0.1)
     u = _scores(uncited)
     assert u[2] > u[1]  # with no evidence, the prior decides
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_cached_fold_keeps_its_total_and_takes_the_new_share_and_a_rebuilt_layer_agrees_each_step(seed):
+    # an answer citing one more turn changes only the arrival episode's strength of the turns it cited
+    # before (``Evidence._reshared``): the live layer's caches must hold what a fresh fold computes
+    rng = random.Random(seed)
+    knobs = [{}, {"focus": 2.0, "burst": 3.0}, {"focus": 0.5, "burst": 40.0}, {"burst": 0.0}][seed]
+    layer = _layer(lag=rng.choice([2, 6]), **knobs)
+    for step in range(1, 160):
+        layer.add_turn(rng.choice(["user", "assistant"]), rng.randint(5, 40), prior=rng.random())
+        active = layer.active_numbers()
+        for answer in (step, step - rng.randint(1, 12)):  # this answer, and one from a while back citing more
+            layer.cite(rng.sample(active, min(len(active), rng.randint(1, 3))), answer_turn=answer)
+        if rng.random() < 0.1:
+            layer.feedback(step - rng.randint(0, 5), rng.choice([-1.0, -0.5, 1.0]))
+        live = _scores(layer)  # measured now: folds cached and mirrored, then changed by the next cites
+        assert _scores(rebuilt(layer, policy=Measured(**knobs))) == live, step
