@@ -51,10 +51,6 @@ def narrates_user(text: str, question: str = "") -> bool:
     return any(m.group(0).lower() not in said for m in NARRATES_USER.finditer(text))
 
 
-# how many pronouns back a note may point to reach the statement saying what is asked
-HOPS = 3
-
-
 @dataclass(frozen=True)
 class Verdict:
     """``how``: ``answer``, ``unsure`` or ``unknown``; ``notes``: the notes an answer may stand on
@@ -189,22 +185,9 @@ def _points_to_answer(note, told: Sequence, asked: Asked, question: str) -> bool
     """Does the note point back by a pronoun to a statement that answers, giving a value of its own?
     It speaks of what that statement does: a correction ("hm no, just checked, it's 4417" after "my
     new phone number ends in 4471") or the next fact ("they're going to Hillcrest Primary" after "my
-    twins start school on Monday"). The pointing goes along a chain of pronouns, ``HOPS`` at most, to
-    the statement that says the head ("its 310" after "he quoted 260" after "electrician is coming
-    ..." for "how much is the electrician charging?")."""
-    if note.role != "user":
-        return False
-    back, seen = referent(note, told), {note.number}
-    for hop in range(HOPS):
-        if back is None or back.number in seen:
-            return False
-        if answering_clauses(back.content, question, asked, Similar(None)):
-            return True
-        if hop and says_head(back.content, asked, Similar(None)):
-            return True  # the chain's first statement says the head, the note the value
-        seen.add(back.number)
-        back = referent(back, told)
-    return False
+    twins start school on Monday")."""
+    back = referent(note, told) if note.role == "user" else None
+    return back is not None and bool(answering_clauses(back.content, question, asked, Similar(None)))
 
 
 def _superseded(c, told: Sequence, kind: str, question: str) -> bool:

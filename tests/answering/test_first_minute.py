@@ -363,22 +363,3 @@ def test_a_street_said_short_answers_what_street():
     told = [Note(2 * i + 1, "user", t, 1.0, None) for i, t in enumerate(turns)]
     verdict = judge(told[::-1], "what street is the apartment on?", None, (), told)
     assert verdict.how == "answer" and verdict.notes[0].number == 5
-
-
-def test_a_correction_answers_along_a_chain_of_pronouns_to_the_head():
-    # "its 310" -> "he quoted 260" -> "his name is Deshawn" -> "electrician is coming ...": the
-    # correction gives the amount of the job the first statement names
-    from assistant.answering.answerable import judge
-    from assistant.answering.note import Note
-    from assistant.answering.referents import referent
-
-    turns = [
-        "electrician is coming to fix the outlet in the bathroom",
-        "his name is Deshawn",
-        "he quoted 260 for the job",
-        "wait no, he texted again, its 310 bc he needs a new gfci",
-    ]
-    told = [Note(2 * i + 1, "user", t, 1.0, None) for i, t in enumerate(turns)]
-    assert referent(told[1], told).number == 1  # a tradesman is someone "he" may be
-    verdict = judge([told[3], told[0]], "how much is the electrician charging?", None, (), told)
-    assert verdict.how == "answer" and verdict.notes[0].number == 7
