@@ -1,6 +1,6 @@
 """Do features of the turns after a turn (the reply to it) rank the evidence better, held out?
 
-An experiment for issue 19, not shipped: the need prior is computed at arrival, but the lag window
+An experiment, not shipped: the need prior is computed at arrival, but the lag window
 would let the layer revise it once the next turns have arrived. Before building that, this asks
 whether the replies say anything the arrival features do not: for each turn, of each of the next two
 turns in its session, whether there is one, whether it asks something, its length, the share of this
