@@ -165,19 +165,34 @@ _AMOUNT = re.compile(r"(?<![\w:.])(?<![A-Za-z]-)[$\u20ac\u00a3]?\d[\d,.]*(?:k\b)
 _MONEY_AFTER = re.compile(r"(?i)\s*(?:[$\u20ac\u00a3%]|k\b|euros?\b|dollars?\b|pounds?\b|quid\b|bucks\b|grand\b)")
 _LABEL_BEFORE = re.compile(
     r"(?i)\b(number|no|room|flat|apartment|gate|platform|seat|locker|bus|line|route|door|unit|suite|table|desk|"
-    r"terminal|level|floor|spot|year|grade|class|code|pin)\s*$"
+    r"terminal|level|floor|spot|year|grade|class|code|pin)\s*(?:(?:is|was|'s)\s+|[:#]\s*)?$"
+)
+# a length of time after a number ("been doing it for 20 years", "6 nights"): a duration, not money
+_DURATION_AFTER = re.compile(
+    r"(?i)\s*(?:years?|yrs?|months?|weeks?|wks?|days?|nights?|hours?|hrs?|minutes?|mins?|seconds?|secs?)\b"
+)
+# a span of hours after a day or a time of day ("coming friday between 8 and 10", "tomorrow from 9 to
+# 11"): clock times, unless money follows
+_HOURS_SPAN = re.compile(
+    r"(?i)\b(?:today|tonight|tomorrow|tmrw|morning|afternoon|evening|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday|mon|tue|tues|wed|thu|thurs|fri|sat|sun)\w*\s+(?:between|from)\s+"
+    r"\d{1,2}\s*(?:and|to|-|&)\s*\d{1,2}\b"
 )
 
 
 def amounts(text: str) -> list[str]:
-    """The amounts a text says: numbers not a clock time ("3:45", "6pm", "friday at 10"), a date ("the 14th", "2016"
-    is kept: a price may be one), a label's value ("number 12B") or a code."""
+    """The amounts a text says: numbers not a clock time ("3:45", "6pm", "friday at 10", "friday between 8 and
+    10"), a date ("the 14th", "2016" is kept: a price may be one), a length of time ("for 20 years"), a label's
+    value ("number 12B", "plot number is 27") or a code."""
     # a bare number after "at" is a clock time ("coming friday at 10"), unless money follows it
     clock = [c.span() for c in CLOCK.finditer(text) if not _MONEY_AFTER.match(text, c.end())]
+    clock += [c.span() for c in _HOURS_SPAN.finditer(text) if not _MONEY_AFTER.match(text, c.end())]
     out = []
     for m in _AMOUNT.finditer(text):
         after = text[m.end() : m.end() + 3].lower()
         if re.match(r"\s?(am|pm|a\.m|p\.m|h\b|st\b|nd\b|rd\b|th\b)", after) or _LABEL_BEFORE.search(text[: m.start()]):
+            continue
+        if _DURATION_AFTER.match(text, m.end()):
             continue
         if any(a <= m.start() < b for a, b in clock):
             continue

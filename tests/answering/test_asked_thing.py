@@ -63,6 +63,16 @@ def test_a_number_after_at_is_a_clock_time_not_an_amount():
     assert judge([told[2]], "how much is the plumber charging me?", told=told).how == "unknown"
 
 
+def test_a_length_of_time_a_span_of_hours_or_a_labelled_number_is_no_amount():
+    assert amounts("he's been doing it for 20 years") == [] and amounts("staying 6 nights for 400") == ["400"]
+    assert amounts("hes coming friday between 8 and 10") == [] and amounts("tomorrow from 9 to 11") == []
+    assert amounts("my allotment plot number is 27 btw") == [] and amounts("locker number: 45") == []
+    assert amounts("rent is 950 a month") == ["950"] and amounts("it costs 20 a year") == ["20"]
+    # the plumber's name and hours say no price: "how much" was never said
+    told = notes("finally getting the boiler fixed", "plumber is called Rhys, hes coming friday between 8 and 10")
+    assert judge([told[1]], "how much is the plumber charging for the boiler?", told=told).how == "unknown"
+
+
 def test_who_does_needs_a_named_person_doing_it():
     assert picked("Who plays drums in my band?", BAND, cited=[3, 5]).unknown
     fed = ["My neighbour Farid feeds my cat Pickles when I travel.", "Lovely weather lately."]
