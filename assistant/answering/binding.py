@@ -278,8 +278,20 @@ def answering_clauses(text: str, question: str, asked: Asked, similar: Similar) 
     return out
 
 
-# the noun phrase a question asks about, narrowed by one word: "my home insurance", "the yoga class"
-NARROWED = re.compile(r"(?i)\b(?:my|our|the|his|her|their)\s+([a-z]+)\s+([a-z]+)\b")
+# the noun phrase a question asks about, narrowed by one word or two: "my home insurance", "the yoga
+# class", "the router admin password" (each word and the next: router admin, admin password)
+# (a look-ahead: a phrase takes none of the words after it, so "the code for my office locker" still
+# finds "my office locker")
+NARROWED = re.compile(r"(?i)\b(?=(?:my|our|the|his|her|their)\s+([a-z]+)\s+([a-z]+)(?:\s+([a-z]+))?\b)")
+
+
+def _narrowed(question: str) -> list[tuple[str, str]]:
+    """(narrowing word, noun) pairs of the question's noun phrases (``NARROWED``), lower-cased."""
+    out = []
+    for m in NARROWED.finditer(question):
+        words = [w.lower() for w in m.groups() if w]
+        out += list(zip(words, words[1:]))
+    return out
 
 
 def another_of(clause: str, question: str, similar: Similar | None = None) -> bool:
@@ -291,8 +303,7 @@ def another_of(clause: str, question: str, similar: Similar | None = None) -> bo
     tokens = TOKEN.findall(clause)
     low = [t.lower() for t in tokens]
     said = {stem(t.removesuffix("'s")) for t in low}
-    for m in NARROWED.finditer(question):
-        narrow, noun = m.group(1).lower(), m.group(2).lower()
+    for narrow, noun in _narrowed(question):
         if narrow in STOP_WORDS or noun in STOP_WORDS:
             continue
         if stem(narrow) in said or (similar is not None and similar.close(narrow, set(low))):

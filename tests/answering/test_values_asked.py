@@ -121,3 +121,10 @@ def test_the_narrowing_word_said_in_another_spelling_is_the_same_thing():
     embed = _close_words(("favorite", "favourite"), ("color", "colour"))
     notes = [Note(1, "user", "my favourite colour is mustard yellow.", 1.0)]
     assert judge(notes, "what's my favorite color?", embed).how == "answer"
+
+
+def test_a_neighbouring_things_password_narrowed_by_two_words_is_no_answer():
+    # "the router admin password": the noun narrowed by "admin"; the guest wifi's password is another's
+    notes = [Note(3, "user", "guest wifi password is Plum4827!", 1.0)]
+    assert judge(notes, "what's the router admin password?").how != "answer"
+    assert judge(notes, "what's the guest wifi password?").how == "answer"
