@@ -138,11 +138,10 @@ class Evidence:
         """A citation was appended to the log (in step order)."""
         if c.answer_turn is not None:
             cited = self._answers.setdefault(c.answer_turn, set())
-            if cited and c.turn not in cited:
-                before = tuple(cited)
-                cited.add(c.turn)
-                self._reshared(before)  # the answer's share of each turn it cited before changes
+            before = tuple(cited) if c.turn not in cited else ()
             cited.add(c.turn)
+            if before:
+                self._reshared(before)  # the answer's share of each turn it cited before changes
         self._table.cited(c.turn, c.step, self._lag)
         recent = self._recent
         if recent and recent[0].step < c.step // BLOCK * BLOCK:

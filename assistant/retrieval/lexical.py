@@ -55,8 +55,6 @@ def stem(word: str) -> str:
     word = ABBREVIATIONS.get(word, word)
     if word.endswith("s") and word[:-1] in ABBREVIATIONS:
         word = ABBREVIATIONS[word[:-1]]
-    if word.endswith("'s"):
-        word = word[:-2]
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             base = word[: -len(suffix)]
