@@ -47,6 +47,7 @@ from assistant.answering.note import Note
 from assistant.answering.parts import carries_stale
 from assistant.answering.prompts import GROUNDED_MAX_TOKENS, GROUNDED_TEMPERATURE, ONE_SENTENCE, grounded_messages
 from assistant.answering.quoting import extractive, quoted_note
+from assistant.answering.selffix import self_fixed
 from assistant.answering.wording import WORDINGS, language
 
 
@@ -78,6 +79,9 @@ def grounded_answer(
     ``stale``: the old values a correction among the notes names again (``parts.stale_words``):
     neither the model's text nor a quote may carry them."""
     lang = language(message)
+    # the values a turn took back in its own breath ("$38 a month - no wait, it's $42 now")
+    fixes = [self_fixed(n.content) for n in notes if n.role == "user"]
+    taken_back = frozenset(stale).union(*(f.stale for f in fixes if f is not None))
     verdict = judge(notes, message, embed, required, told)
     if verdict.how == "unknown":
         text = WORDINGS[lang].unknown
@@ -107,7 +111,7 @@ def grounded_answer(
         and language(text) == lang
         and agrees(text, vec, notes, message, required)
         and model_answers(text, message, verdict)
-        and not carries_stale(text, stale)
+        and not carries_stale(text, taken_back)
     ):
         text = cap_text(text, cap, count)
         told = [n for n in notes if n.role == "user"]

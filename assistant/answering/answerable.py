@@ -37,6 +37,8 @@ from assistant.retrieval.lexical import WORD, words
 
 __all__ = ["Verdict", "asked_for", "clauses", "judge", "model_answers", "narrates_user", "valued_part"]
 
+# how many of the user's next statements may give the details of a thing just named
+FOLLOWING = 2
 # the kinds whose new value after a pronoun pointing back corrects the old one
 CORRECTED = frozenset(("number", "amount", "clock", "time", "code"))
 # the assistant speaks to the user, never of them: "The user asked: ...", "The user is a dog named ..."
@@ -72,17 +74,20 @@ def judge(
     told: Sequence = (),
 ) -> Verdict:
     """The gate on the notes (``notes``: anything with ``number``, ``role`` and ``content``, best
-    first; ``told``: the user's statements in memory, oldest first). A question of no kind: every
-    note, ``answer``. ``required``: a correction's new words; a note carrying one answers when it
+    first; ``told``: the user's statements in memory, oldest first). A question of no kind: see
+    below. ``required``: a correction's new words; a note carrying one answers when it
     holds a value of the kind (the statement it corrects said the head).
 
     * ``answer``: a note answers (those that do first); or, when none does or comes near (below),
       the latest statement in memory that answers, speaks of whom the question names and no later
       statement corrects ("for 2 years" of "been bouldering at a gym called Cragstone for 2 years
       now" for "How long have I been going there?").
+    * for a question of no kind, every note but those speaking of a neighbouring thing (the
+      question's noun narrowed by another word, ``binding.another_of``): ``answer``, or ``unknown``
+      when none is left.
     * ``unknown``: nothing answers, and either no note holds a value of the kind, or the user spoke
-      of the head without giving one ("the insurance quote is killing me though"): what is asked was
-      never said.
+      of the head without giving one ("the insurance quote is killing me though") nor did their next
+      statements: what is asked was never said.
     * ``unsure``: a note holds a value of the kind but nothing says the head ("tried the new ramen
       place Kinoko last night" for "Where did we go for dinner yesterday?"): it may say it in other
       words, and is quoted as a guess."""
@@ -91,6 +96,11 @@ def judge(
         mine = [n.content for n in [*notes, *told] if n.role == "user"]
         if unnamed_which(question, mine):
             return Verdict("unknown", [])  # "she works in a museum" for "Which museum ...?"
+    if asked is None and notes:
+        # "my resting heart rate is around 58" for "what's my max heart rate?": a neighbouring
+        # thing's value, whatever kind the question asks for
+        kept = [n for n in notes if not any(another_of(c, question) for c in clauses(n.content))]
+        return Verdict("answer", kept) if kept else Verdict("unknown", [])
     if asked is None or not notes:
         return Verdict("answer", list(notes))
     similar = Similar(embed)
@@ -150,10 +160,19 @@ def judge(
         if t.role == "user"
         and states(t.content)
         and (_head_without_value(t.content, question, asked) or lacks_value(t.content, question, asked))
+        and not _details_follow(t, chain, asked.kind, question)
     ]
     if valued and not spoken:
         return Verdict("unsure", valued)
     return Verdict("unknown", [])
+
+
+def _details_follow(t, chain: Sequence, kind: str, question: str) -> bool:
+    """Does one of the user's next statements hold a value of the kind? People name a thing, then
+    give its details ("signed up for a pottery class finally!!", then "its on wednesdays at 7pm"):
+    the thing said without a value is no sign that the value was never said."""
+    later = [c for c in chain if c.number > t.number][:FOLLOWING]
+    return any(kind_beyond(c.content, kind, question) for c in later)
 
 
 def _neighbours(note, question: str, asked: Asked, similar: Similar) -> bool:

@@ -62,8 +62,9 @@ TIME_WORDS = re.compile(
     rf"(?i)\b({'|'.join((_MONTHS + ' ' + _DAYS).split())})s?\b|\b\d{{1,2}}(:\d\d|\s?[ap]\.?m\b|st|nd|rd|th)\b"
     rf"|\b(this|next|last|every|each|in the)\s+({'|'.join(_PERIODS.split())})\b|\b(ago|19\d\d|20\d\d)\b"
 )
+# an hour of the day and its minutes ("8:45", "6.05"): "88.50" is a price, not a time
 CLOCK = re.compile(
-    r"(?i)\b\d{1,2}[:.]\d\d\b|\b\d{1,2}\s?[ap]\.?m\b|o'clock|\b(noon|midday|midnight)\b|\bhalf past\b"
+    r"(?i)\b(?:[01]?\d|2[0-3])[:.][0-5]\d\b|\b\d{1,2}\s?[ap]\.?m\b|o'clock|\b(noon|midday|midnight)\b|\bhalf past\b"
     r"|\bquarter (past|to)\b|\bat (\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b"
 )
 TIME_NAMES = frozenset((_MONTHS + " " + _DAYS).split())
@@ -172,11 +173,11 @@ _DURATION_AFTER = re.compile(
     r"(?i)\s*(?:years?|yrs?|months?|weeks?|wks?|days?|nights?|hours?|hrs?|minutes?|mins?|seconds?|secs?)\b"
 )
 # a span of hours after a day or a time of day ("coming friday between 8 and 10", "tomorrow from 9 to
-# 11"): clock times, unless money follows
+# 11"), or an hour it is bounded by ("pick it up friday after 4"): clock times, unless money follows
 _HOURS_SPAN = re.compile(
     r"(?i)\b(?:today|tonight|tomorrow|tmrw|morning|afternoon|evening|monday|tuesday|wednesday|thursday|"
-    r"friday|saturday|sunday|mon|tue|tues|wed|thu|thurs|fri|sat|sun)\w*\s+(?:between|from)\s+"
-    r"\d{1,2}\s*(?:and|to|-|&)\s*\d{1,2}\b"
+    r"friday|saturday|sunday|mon|tue|tues|wed|thu|thurs|fri|sat|sun)\w*\s+(?:(?:between|from)\s+"
+    r"\d{1,2}\s*(?:and|to|-|&)\s*\d{1,2}\b|(?:after|before|by|until|till|around)\s+(?:1[0-2]|0?[1-9])\b(?![:.,]\d))"
 )
 
 
@@ -214,11 +215,13 @@ def says_value(text: str, kind: str | None) -> bool:
 
 
 def expected_kind(question: str) -> str | None:
-    """The kind of word the answer needs (``name``, ``time``, ``place``, ``number``) or None."""
-    for kind, pattern in KINDS:
-        if pattern.search(question):
-            return kind
-    return None
+    """The kind of word the answer needs (``name``, ``time``, ``place``, ``number``) or None.
+
+    The cue said first wins (``KINDS``' order breaks a tie): the question's own noun comes before
+    the words that narrow it, so "what's the reference number for the boiler job?" asks for a
+    number, not a job."""
+    found = [(m.start(), i, kind) for i, (kind, pattern) in enumerate(KINDS) if (m := pattern.search(question))]
+    return min(found)[2] if found else None
 
 
 def _names(text: str) -> set[str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from assistant.answering.kinds import expected_kind, kind_beyond
 from assistant.retrieval.lexical import words
 
 # question words, also as typed without the apostrophe ("whats my boyfriends name")
@@ -129,8 +130,9 @@ def split(message: str) -> Parts:
     Where did I park?"; "My mum's birthday is on the 23rd, so when is her birthday?"; "remind me, my
     dentist is Dr Okafor. who is my dentist?"). The fact part is kept only when it is about the
     question: it shares a word with it, the question points back at it ("Where is *she* moving?"),
-    or both speak of the user ("my favourite colour is teal. what's my favorite color?"); "Hey,
-    where did I park?" states nothing."""
+    both speak of the user ("my favourite colour is teal. what's my favorite color?"), or it gives a
+    value of the kind asked ("the goal is 6000 by december. how much am i saving?"); "Hey, where did I
+    park?" states nothing."""
     text = message.strip()
     sentences = [s for s in SENTENCE.split(text) if s.strip()]
     if len(sentences) > 1:
@@ -157,7 +159,11 @@ def split(message: str) -> Parts:
     shared = set(words(stated)) & set(words(question))
     # "remind me, what's ...?" asks about what the user told
     about_me = SELF_WORDS.search(stated) and (REMIND.match(question) or SELF_WORDS.search(REQUEST.sub(" ", question)))
-    if not shared and not POINTS_BACK.search(question) and not about_me:
+    # "the price was £1,249 btw, how much is the sofa?": a value of the kind asked, given in the
+    # same breath, is the answer the user supplies, whatever words it is said with
+    kind = expected_kind(question)
+    supplies = kind is not None and kind_beyond(stated, kind, question)
+    if not shared and not POINTS_BACK.search(question) and not about_me and not supplies:
         return Parts("", text)
     return Parts(stated, question)
 

@@ -2,7 +2,9 @@
 
 The quote is worded in the user's language (``assistant.answering.wording``); a correction is quoted
 without the old value it names after "not", and without its parts that only name the old value
-(``assistant.answering.parts``: "his name is Oskar", not "..., Emil was the neighbour's cat").
+(``assistant.answering.parts``: "his name is Oskar", not "..., Emil was the neighbour's cat"); a turn
+that corrects itself, without the part it takes back (``assistant.answering.selffix``: "no sorry,
+£430", not "he quoted me £340 ... no sorry, £430").
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from assistant.answering.kinds import expected_kind
 from assistant.answering.message import states
 from assistant.answering.note import Note
 from assistant.answering.parts import without_stale
+from assistant.answering.selffix import self_fixed
 from assistant.answering.sentences import answering
 from assistant.answering.wording import WORDINGS
 
@@ -53,6 +56,8 @@ def quote_turn(
     ``without_old``; ``stale``: the old values it names, whose parts are left out; ``question``: only
     the sentences that answer it, ``focused``)."""
     text = re.sub(r"\s+", " ", note.content).strip()
+    fixed = self_fixed(text) if note.role == "user" else None
+    text = fixed.text if fixed is not None else text  # "£340 ... no sorry, £430": the value it gives
     text = without_stale(text, stale) if stale and note.role == "user" else text
     text = without_old(text) if corrected or stale else text
     text = focused(text, question, embed) if question else text

@@ -53,7 +53,7 @@ week weeks month months day days hour hours minute minutes ages tears pieces bit
 )
 # words that follow a role and name no one: verbs without a telltale ending, adverbs, adjectives
 NOT_NAMES = frozenset(
-    """told said got get gets go goes went come came made make take took gave give saw see left bought found
+    """last next told said got get gets go goes went come came made make take took gave give saw see left bought found
 thought think knew know felt feel kept sent brought wants want needs need likes like loves love hates
 hate always never also still often sometimes even already actually really usually finally recently
 literally super pretty quite very basically totally kinda sorta probably maybe well too now back and or

@@ -1,0 +1,69 @@
+"""A turn that corrects itself: the value it takes back and the value it gives.
+
+People take a value back in the same message they said it in: "he quoted me £340 for new pads and
+discs. no sorry, £430, i misread his handwriting", "my phone contract is $38 a month - no wait, they
+raised it, it's $42 now", "dessert will be a lemon tart. oh wait, my partner vetoed that, we're doing
+a crumble instead". Quoted whole, the answer carries the old value beside the new one and reads as
+both; quoted up to the first sentence, it gives the old one. So:
+
+* **The cue** (``TAKE_BACK``) comes after something said, at a sentence or clause boundary ("no
+  wait", "oh wait", "no sorry", "sorry,", "hang on", "scratch that", "i mean", "make that"), and
+  words follow it.
+* **The part taken back** is the last part before the cue (``parts.BOUNDARY``: a sentence, or a
+  clause cut at a comma, dash, semicolon): what was said just before is what is corrected ("it's on
+  the 29th, and it's 35 a head. no hang on, 38 a head": the 29th stands).
+* ``self_fixed`` gives the turn without that part, and the names and numbers only that part said (the
+  stale values a model's answer may not carry).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from assistant.answering.note import salient
+from assistant.answering.parts import BOUNDARY
+from assistant.retrieval.lexical import words
+
+# a take-back cue at a boundary: after a sentence end, a comma, semicolon, colon or dash
+TAKE_BACK = re.compile(
+    r"(?i)(?:(?<=[.!?,;:])|(?<=\s-)|(?<=\s--))\s*"
+    r"(?P<cue>no,?\s+(?:wait|sorry|hang\s+on|hold\s+on|actually)|oh,?\s+wait|wait,?\s+no|wait|"
+    r"actually,?\s+no|sorry|hang\s+on|hold\s+on|scratch\s+that|i\s+mean[t]?|make\s+that|or\s+rather|correction)\b"
+)
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """``text``: the turn without the part taken back; ``stale``: the names and numbers (lower case)
+    only that part said."""
+
+    text: str
+    stale: frozenset[str]
+
+
+def self_fixed(text: str) -> Fixed | None:
+    """The turn without the part its own correction takes back, or None when it takes nothing back
+    (no cue after something said, or nothing said after the cue)."""
+    for m in TAKE_BACK.finditer(text):
+        before, after = text[: m.start()].rstrip(), text[m.end() :]
+        if not (words(before) or _values(before)) or not (words(after) or _values(after)):
+            continue
+        pieces = re.split(f"({BOUNDARY.pattern})", before, flags=re.IGNORECASE)
+        # part, mark, part, ..., part (the cue's own mark may end ``before``: its last part is empty)
+        while len(pieces) > 1 and not pieces[-1].strip():
+            pieces = pieces[:-2]
+        taken = pieces[-1]
+        kept = "".join(pieces[:-1])
+        fix = text[m.start() :].strip()
+        stale = _values(taken) - _values(fix) - _values(kept)
+        return Fixed(f"{kept}{fix}" if kept else fix, frozenset(stale))
+    return None
+
+
+def _values(text: str) -> set[str]:
+    """The names and numbers of a text, lower case, with a currency sign or "k" stripped ("£430",
+    "5k" say 430 and 5)."""
+    return {w.lstrip("$\u00a3\u20ac").removesuffix("k") for w in salient(text)} | {
+        w.lower() for w in re.findall(r"\d[\d,.]*\d|\d", text)
+    }

@@ -1,0 +1,134 @@
+"""What people say in one breath: a value taken back in the message that said it, a value given
+beside the question that asks for it, a thing named and its details given in the next message, a
+number that is an hour or a price, and a neighbouring thing's value for a question of no kind."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.answering.answer import grounded_answer
+from assistant.answering.answerable import judge
+from assistant.answering.kinds import amounts, expected_kind
+from assistant.answering.message import split
+from assistant.answering.note import Note
+from assistant.answering.quoting import quote_turn
+from assistant.answering.recase import named
+from assistant.answering.selffix import self_fixed
+from bench.fakes.llm import FakeLLM
+
+WORDS = lambda text: len(text.split())  # noqa: E731  (a token counter: one token per word)
+
+
+def notes(*texts: str) -> list[Note]:
+    return [Note(2 * i + 1, "user", t, 1.0) for i, t in enumerate(texts)]
+
+
+# ----------------------------------------------------------------------------- taken back
+
+
+@pytest.mark.parametrize(
+    "text, kept, gone",
+    [
+        ("he quoted me £340 for new pads. no sorry, £430, i misread it", "£430", "340"),
+        ("my phone contract is $38 a month - no wait, they raised it, it's $42 now", "$42", "38"),
+        ("dessert is a lemon tart. oh wait, we're doing a crumble instead", "crumble", "tart"),
+        ("it's on the 29th, and it's 35 a head. no hang on, 38 a head", "38", "35"),
+        ("the flight is at 6, i mean 7", "7", "6"),
+    ],
+)
+def test_a_turn_that_takes_a_value_back_is_quoted_without_it(text, kept, gone):
+    quote = quote_turn(Note(5, "user", text, 1.0))
+    assert quote.startswith("You told me (turn 5): ") and kept in quote and gone not in quote
+
+
+def test_only_the_part_just_before_the_cue_is_taken_back():
+    fixed = self_fixed("it's on the 29th, and it's 35 a head. no hang on, 38 a head")
+    assert "29th" in fixed.text and "35" not in fixed.text and fixed.stale == {"35"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "no wait, its thursday",  # a correction of an earlier turn: nothing before the cue
+        "wait for me at the station",
+        "sorry to bother you, my dentist is Dr Okafor",
+        "ok sorry",
+        "i cant wait, the party is at 8",
+    ],
+)
+def test_a_turn_that_takes_nothing_back_is_left_as_it_is(text):
+    assert self_fixed(text) is None
+    assert quote_turn(Note(3, "user", text, 1.0)).endswith(text)
+
+
+def test_the_models_text_may_not_give_the_value_taken_back():
+    said = notes("my phone contract is $38 a month - no wait, they raised it, it's $42 now")
+    llm = FakeLLM(default="Your phone contract is $38 a month.")
+    text, _, how, _ = grounded_answer(llm, lambda t: None, said, "how much is my phone contract?", 40, WORDS)
+    assert how == "extractive" and "$42" in text and "38" not in text
+
+
+# ----------------------------------------------------------------------------- given beside the question
+
+
+@pytest.mark.parametrize(
+    "message, value",
+    [
+        ("the price was £1,249 btw, how much is the sofa?", "1,249"),
+        ("the goal is 6000 by december. how much am i trying to save?", "6000"),
+    ],
+)
+def test_a_value_of_the_asked_kind_beside_the_question_is_its_fact(message, value):
+    parts = split(message)
+    assert value in parts.stated and value not in parts.asked
+
+
+def test_a_remark_beside_a_question_states_nothing_when_it_gives_no_value_of_the_kind():
+    assert split("so bored lol. how much is the sofa?").stated == ""
+
+
+# ----------------------------------------------------------------------------- what kind of value
+
+
+def test_the_kind_said_first_is_the_kind_asked():
+    assert expected_kind("what's the reference number for the boiler job?") == "number"
+    assert expected_kind("how much is the brake job going to cost me?") == "amount"
+    assert expected_kind("what's my new job?") == "job"
+
+
+def test_a_price_with_pence_is_no_clock_time():
+    assert amounts("btw the fee is 88.50") == ["88.50"]
+    assert amounts("the train leaves at 8.50") == []
+
+
+def test_an_hour_a_day_is_bounded_by_is_no_amount():
+    assert amounts("i can pick it up friday after 4") == []
+    assert amounts("saturday around 30 kids are coming") == ["30"]
+
+
+# ----------------------------------------------------------------------------- named, then detailed
+
+
+def test_a_thing_named_then_detailed_in_the_next_message_is_no_sign_it_was_never_said():
+    told = notes("signed up for a pottery class finally!!", "teacher is Esperanza and its on wednesdays")
+    v = judge(told[1:], "what day is my pottery class?", told=told)
+    assert v.how != "unknown" and v.notes[0].number == 3
+
+
+def test_a_thing_named_and_never_detailed_is_still_unknown():
+    told = notes("the insurance quote is killing me though", "anyway the weather is grim")
+    assert judge(told[1:], "how much is my insurance quote?", told=told).how == "unknown"
+
+
+# ----------------------------------------------------------------------------- neighbouring things
+
+
+def test_a_neighbouring_things_value_does_not_answer_a_question_of_no_kind():
+    said = notes("my resting heart rate is around 58")
+    assert judge(said, "what's my max heart rate?", told=said).how == "unknown"
+    assert judge(said, "what's my resting heart rate?", told=said).how == "answer"
+
+
+def test_a_time_word_after_a_pet_is_no_name():
+    assert named("i adopted a cat last weekend") == set()
+    assert named("my cat mochi is fat") == {"mochi"}
