@@ -74,17 +74,14 @@ def judge(
     told: Sequence = (),
 ) -> Verdict:
     """The gate on the notes (``notes``: anything with ``number``, ``role`` and ``content``, best
-    first; ``told``: the user's statements in memory, oldest first). A question of no kind: see
-    below. ``required``: a correction's new words; a note carrying one answers when it
+    first; ``told``: the user's statements in memory, oldest first). A question of no kind: every
+    note, ``answer``. ``required``: a correction's new words; a note carrying one answers when it
     holds a value of the kind (the statement it corrects said the head).
 
     * ``answer``: a note answers (those that do first); or, when none does or comes near (below),
       the latest statement in memory that answers, speaks of whom the question names and no later
       statement corrects ("for 2 years" of "been bouldering at a gym called Cragstone for 2 years
       now" for "How long have I been going there?").
-    * for a question of no kind, every note but those speaking of a neighbouring thing (the
-      question's noun narrowed by another word, ``binding.another_of``): ``answer``, or ``unknown``
-      when none is left.
     * ``unknown``: nothing answers, and either no note holds a value of the kind, or the user spoke
       of the head without giving one ("the insurance quote is killing me though") nor did their next
       statements: what is asked was never said.
@@ -96,11 +93,6 @@ def judge(
         mine = [n.content for n in [*notes, *told] if n.role == "user"]
         if unnamed_which(question, mine):
             return Verdict("unknown", [])  # "she works in a museum" for "Which museum ...?"
-    if asked is None and notes:
-        # "my resting heart rate is around 58" for "what's my max heart rate?": a neighbouring
-        # thing's value, whatever kind the question asks for
-        kept = [n for n in notes if not any(another_of(c, question) for c in clauses(n.content))]
-        return Verdict("answer", kept) if kept else Verdict("unknown", [])
     if asked is None or not notes:
         return Verdict("answer", list(notes))
     similar = Similar(embed)
