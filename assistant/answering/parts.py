@@ -50,6 +50,12 @@ def parts(text: str, at_and: bool = False) -> list[str]:
     return [q.strip() for p in found for q in re.split(r"\s+and\s+", p) if q.strip()] if at_and else found
 
 
+def marked_parts(text: str) -> list[tuple[str, str]]:
+    """The parts of a text, each with the mark after it ("" after the last): joined again, the text."""
+    pieces = re.split(f"({BOUNDARY.pattern})", text, flags=re.IGNORECASE)
+    return [(pieces[i], pieces[i + 1] if i + 1 < len(pieces) else "") for i in range(0, len(pieces), 2)]
+
+
 def _tokens(text: str) -> set[str]:
     return {w.lower() for w in WORD.findall(text)}
 
@@ -109,9 +115,7 @@ def without_stale(text: str, stale: Collection[str]) -> str:
     if not stale:
         return text
     text = _not_stale(text, stale)
-    pieces = re.split(f"({BOUNDARY.pattern})", text.strip(), flags=re.IGNORECASE)
-    # part, mark, part, mark, ..., part: the group around the pattern keeps each mark
-    spans = [(pieces[i], pieces[i + 1] if i + 1 < len(pieces) else "") for i in range(0, len(pieces), 2)]
+    spans = marked_parts(text.strip())
     kept = [(p, mark) for p, mark in spans if not (p.strip() and _old_part(p, stale))]
     if len(kept) == len(spans) or not any(_tokens(p) - CHATTER - STOP_WORDS for p, _ in kept):
         return text

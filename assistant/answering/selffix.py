@@ -7,10 +7,10 @@ a crumble instead". Quoted whole, the answer carries the old value beside the ne
 both; quoted up to the first sentence, it gives the old one. So:
 
 * **The cue** (``TAKE_BACK``) comes after something said, at a sentence or clause boundary ("no
-  wait", "oh wait", "no sorry", "sorry,", "hang on", "scratch that", "i mean", "make that"), and
-  words follow it.
-* **The part taken back** is the last part before the cue (``parts.BOUNDARY``: a sentence, or a
-  clause cut at a comma, dash, semicolon): what was said just before is what is corrected ("it's on
+  wait", "oh wait", "no sorry", "sorry,", "wait,", "hang on", "scratch that", "i mean", "make
+  that"), and words follow it.
+* **The part taken back** is the last part before the cue (``parts.marked_parts``: a sentence,
+  or a clause cut at a comma, dash, semicolon): what was said just before is what is corrected ("it's on
   the 29th, and it's 35 a head. no hang on, 38 a head": the 29th stands).
 * ``self_fixed`` gives the turn without that part, and the names and numbers only that part said (the
   stale values a model's answer may not carry).
@@ -22,14 +22,17 @@ import re
 from dataclasses import dataclass
 
 from assistant.answering.note import salient
-from assistant.answering.parts import BOUNDARY
+from assistant.answering.parts import marked_parts
 from assistant.retrieval.lexical import words
 
 # a take-back cue at a boundary: after a sentence end, a comma, semicolon, colon or dash
 TAKE_BACK = re.compile(
     r"(?i)(?:(?<=[.!?,;:])|(?<=\s-)|(?<=\s--))\s*"
-    r"(?P<cue>no,?\s+(?:wait|sorry|hang\s+on|hold\s+on|actually)|oh,?\s+wait|wait,?\s+no|wait|"
-    r"actually,?\s+no|sorry|hang\s+on|hold\s+on|scratch\s+that|i\s+mean[t]?|make\s+that|or\s+rather|correction)\b"
+    r"(?P<cue>no,?\s+(?:wait|sorry|hang\s+on|hold\s+on|actually)|oh,?\s+wait|wait,?\s+no|"
+    r"actually,?\s+no|hang\s+on|hold\s+on|scratch\s+that|i\s+mean[t]?|make\s+that|or\s+rather|correction|"
+    # alone, "wait" and "sorry" take back only when a mark follows ("sorry, the 18th"), not in a
+    # sentence of their own ("wait for me at the gate", "sorry for the spam")
+    r"(?:wait|sorry)(?=\s*[,.;:!\u2026-]))\b"
 )
 
 
@@ -49,12 +52,11 @@ def self_fixed(text: str) -> Fixed | None:
         before, after = text[: m.start()].rstrip(), text[m.end() :]
         if not (words(before) or _values(before)) or not (words(after) or _values(after)):
             continue
-        pieces = re.split(f"({BOUNDARY.pattern})", before, flags=re.IGNORECASE)
-        # part, mark, part, ..., part (the cue's own mark may end ``before``: its last part is empty)
-        while len(pieces) > 1 and not pieces[-1].strip():
-            pieces = pieces[:-2]
-        taken = pieces[-1]
-        kept = "".join(pieces[:-1])
+        spans = marked_parts(before)
+        while len(spans) > 1 and not spans[-1][0].strip():
+            spans.pop()  # the cue's own mark ends ``before``: its last part is empty
+        taken = spans[-1][0]
+        kept = "".join(p + mark for p, mark in spans[:-1])
         fix = text[m.start() :].strip()
         stale = _values(taken) - _values(fix) - _values(kept)
         return Fixed(f"{kept}{fix}" if kept else fix, frozenset(stale))

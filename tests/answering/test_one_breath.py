@@ -54,6 +54,8 @@ def test_only_the_part_just_before_the_cue_is_taken_back():
         "sorry to bother you, my dentist is Dr Okafor",
         "ok sorry",
         "i cant wait, the party is at 8",
+        "pick me up at 6, wait for me at the gate",  # "wait" in a sentence of its own
+        "thanks, sorry for the spam",
     ],
 )
 def test_a_turn_that_takes_nothing_back_is_left_as_it_is(text):
