@@ -308,7 +308,12 @@ def test_an_unsent_message_can_be_discarded(svc, monkeypatch):
 
 
 class SlowLLM(FakeLLM):
-    """Writes a word every 0.1 s for 20 s, ending early when stopped (as the real client does)."""
+    """Writes a word every 0.1 s for 20 s, ending early when stopped (as the real client does);
+    ``written`` is set once three words have been taken by the reader."""
+
+    def __init__(self):
+        super().__init__()
+        self.written = threading.Event()
 
     def stream(self, messages, *, max_tokens=512, temperature=0.7, info=None, stop=None):
         if info is not None:
@@ -316,6 +321,8 @@ class SlowLLM(FakeLLM):
 
         def words():
             for i in range(200):
+                if i == 3:
+                    self.written.set()
                 if stop is not None and stop.stopped:
                     return
                 time.sleep(0.1)
@@ -329,9 +336,10 @@ def test_stop_ends_an_answer_and_leaves_the_question_with_its_retry_and_what_was
 
     at = app()
     conv = at.session_state["conv_id"]
-    svc.llm = SlowLLM()
+    svc.llm = slow = SlowLLM()
     job = answering.start(str(runtime.get_store().engine.url), svc.send(conv, "Tell me a long story?"))
-    threading.Timer(1.0, job.stop).start()  # what the Stop button's click does
+    # what the Stop button's click does, once words were written (a fixed delay raced a loaded machine)
+    threading.Thread(target=lambda: slow.written.wait(10) and job.stop(), daemon=True).start()
     started = time.monotonic()
     at.run()
     assert not at.exception, at.exception
