@@ -12,6 +12,11 @@ both; quoted up to the first sentence, it gives the old one. So:
 * **The part taken back** is the last part before the cue (``parts.marked_parts``: a sentence,
   or a clause cut at a comma, dash, semicolon): what was said just before is what is corrected ("it's on
   the 29th, and it's 35 a head. no hang on, 38 a head": the 29th stands).
+* **Only what the fix replaces**: a part that says a name when the fix gives none (a name beside the
+  number or day corrected: "an Airbnb in Alfama for 6 nights... actually no, 8 nights", "my son Mateo
+  has his school play on the 22nd, no sorry, the 23rd") says more than is taken back, and the turn is
+  left whole; numbers and days beside the corrected one go with it ("dentist is tuesday at 10...
+  wait no, wednesday").
 * ``self_fixed`` gives the turn without that part, and the names and numbers only that part said (the
   stale values a model's answer may not carry).
 """
@@ -59,8 +64,15 @@ def self_fixed(text: str) -> Fixed | None:
         kept = "".join(p + mark for p, mark in spans[:-1])
         fix = text[m.start() :].strip()
         stale = _values(taken) - _values(fix) - _values(kept)
+        if any(_named(v) for v in stale) and not any(_named(v) for v in _values(fix)):
+            return None  # "an Airbnb in Alfama for 6 nights... actually no, 8 nights": Alfama stands
         return Fixed(f"{kept}{fix}" if kept else fix, frozenset(stale))
     return None
+
+
+def _named(value: str) -> bool:
+    """A name, not a number ("alfama", not "6" or "18th")."""
+    return not any(ch.isdigit() for ch in value)
 
 
 def _values(text: str) -> set[str]:

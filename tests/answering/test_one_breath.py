@@ -34,6 +34,8 @@ def notes(*texts: str) -> list[Note]:
         ("dessert is a lemon tart. oh wait, we're doing a crumble instead", "crumble", "tart"),
         ("it's on the 29th, and it's 35 a head. no hang on, 38 a head", "38", "35"),
         ("the flight is at 6, i mean 7", "7", "6"),
+        ("my dentist is Dr Lindqvist, no sorry, Dr Amani", "Amani", "Lindqvist"),  # a name for a name
+        ("dentist is tuesday at 10... wait no, wednesday", "wednesday", "tuesday"),
     ],
 )
 def test_a_turn_that_takes_a_value_back_is_quoted_without_it(text, kept, gone):
@@ -56,6 +58,9 @@ def test_only_the_part_just_before_the_cue_is_taken_back():
         "i cant wait, the party is at 8",
         "pick me up at 6, wait for me at the gate",  # "wait" in a sentence of its own
         "thanks, sorry for the spam",
+        # the part says a name beside the number or day corrected: Alfama and Mateo stand
+        "Staying at an Airbnb in Alfama for 6 nights... actually no, 8 nights, I extended it",
+        "my son Mateo has his school play on the 22nd, no sorry, the 23rd",
     ],
 )
 def test_a_turn_that_takes_nothing_back_is_left_as_it_is(text):
