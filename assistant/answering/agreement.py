@@ -2,7 +2,8 @@
 
 Lexical and embedding evidence, not wording: no name or number of the model's own, most of its new
 words from the notes, the asked slot's value from a note (``slots.grounded_for_slot``), the note's
-answer carried (``carries.carries_answer``), not the user's sentence spoken back as "I".
+answer carried (``carries.carries_answer``), not the user's sentence spoken back as "I", no "not" of
+the model's own.
 """
 
 from __future__ import annotations
@@ -63,6 +64,17 @@ def invented_quote(answer: str, notes: Sequence[Note]) -> bool:
     return False
 
 
+# a "no" in words: "not", "never", "can't", "don't" ...
+NEGATION = re.compile(r"(?i)\b(?:not|no|never|cannot|nothing|none|nobody)\b|n['\u2019]t\b")
+
+
+def invented_negation(answer: str, notes: Sequence[Note], message: str) -> bool:
+    """Does the answer say "no" where neither the notes nor the question do ("You can't keep your
+    bicycle in the garage ..." from "I keep my bicycle in the garage ...")? The words agree; the
+    meaning is the opposite."""
+    return bool(NEGATION.search(answer)) and not any(NEGATION.search(t) for t in [message, *(n.content for n in notes)])
+
+
 CLAUSE = re.compile(r"[,;.!?]+|\s+(?:and|but)\s+")
 
 
@@ -91,7 +103,8 @@ def agrees(
     value in a note (``slots.grounded_for_slot``), it must give what a note answers with when one
     does (``carries.carries_answer``: the name, the job), it must carry one of the ``required`` words (a
     correction's new value) when any are given, it may not speak as the user when the question is
-    about the user, and (when vectors are given) it must be close to one of them."""
+    about the user, nor say "no" where the notes and the question do not, and (when vectors are
+    given) it must be close to one of them."""
     # the user's own statements are the facts; the assistant's turns count only without them
     # (else a model repeating its earlier chatter would "agree")
     notes = [n for n in notes if n.role == "user"] or list(notes)
@@ -107,6 +120,8 @@ def agrees(
         return False  # the user's sentence copied: the user is "you" in an answer about them
     if invented_quote(answer, notes):
         return False  # 'The user's message is: "I'm super lazy, ..."': words put in the user's mouth
+    if invented_negation(answer, notes, message):
+        return False  # "You can't keep your bicycle in the garage": the note said the user does
     tokens = {w.lower() for w in re.findall(r"[\w'-]+", answer)}
     if required and not (tokens | set(words(answer))) & set(required):
         return False  # the corrected value is missing ("Priya" when the user then said "Oskar")

@@ -1,11 +1,13 @@
 """What people say in one breath: a value taken back in the message that said it, a value given
 beside the question that asks for it, a thing named and its details given in the next message, a
-number that is an hour or a price, and a time word after a pet that is no name."""
+number that is an hour or a price, a time word after a pet that is no name, and a "no" the model says
+where the notes do not."""
 
 from __future__ import annotations
 
 import pytest
 
+from assistant.answering.agreement import agrees
 from assistant.answering.answer import grounded_answer
 from assistant.answering.answerable import judge
 from assistant.answering.kinds import amounts, expected_kind
@@ -130,3 +132,16 @@ def test_a_thing_named_and_never_detailed_is_still_unknown():
 def test_a_time_word_after_a_pet_is_no_name():
     assert named("i adopted a cat last weekend") == set()
     assert named("my cat mochi is fat") == {"mochi"}
+
+
+# ----------------------------------------------------------------------------- the model's "no"
+
+
+def test_the_models_text_may_not_say_no_where_the_notes_do_not():
+    said = notes("I keep my bicycle in the garage next to the red toolbox.")
+    q = "Where do I keep my bicycle?"
+    assert not agrees("You can't keep your bicycle in the garage next to the red toolbox.", None, said, q)
+    assert agrees("You keep your bicycle in the garage next to the red toolbox.", None, said, q)
+    # a "not" the user said is theirs to repeat
+    vegan = notes("i don't eat meat, i'm vegan")
+    assert agrees("You don't eat meat; you're vegan.", None, vegan, "do i eat meat?")
