@@ -62,6 +62,7 @@ def grounded_answer(
     required: Collection[str] = (),
     told: Sequence = (),
     stale: Collection[str] = (),
+    own: int | None = None,
 ) -> tuple[str, np.ndarray, str, list[Note]]:
     """Ask the model from ``notes`` only (best first), keep its text if it agrees with them, else
     quote the first statement (``quoted_note``). ``message``: the question (the asking part of a
@@ -77,12 +78,13 @@ def grounded_answer(
     one only comes near, it is quoted as a guess (``told``: the user's statements in memory, oldest
     first, which the gate reads too). Guessed notes of which one answers are quoted as the fact.
     ``stale``: the old values a correction among the notes names again (``parts.stale_words``):
-    neither the model's text nor a quote may carry them."""
+    neither the model's text nor a quote may carry them. ``own``: the number of the note the
+    question's own message states, if any (``answerable.judge``)."""
     lang = language(message)
     # the values a turn took back in its own breath ("$38 a month - no wait, it's $42 now")
     fixes = [self_fixed(n.content) for n in notes if n.role == "user"]
     taken_back = frozenset(stale).union(*(f.stale for f in fixes if f is not None))
-    verdict = judge(notes, message, embed, required, told)
+    verdict = judge(notes, message, embed, required, told, own)
     if verdict.how == "unknown":
         text = WORDINGS[lang].unknown
         return text, embed(text), "unknown", []

@@ -72,11 +72,14 @@ def judge(
     embed: Callable[[str], np.ndarray] | None = None,
     required: Collection[str] = (),
     told: Sequence = (),
+    own: int | None = None,
 ) -> Verdict:
     """The gate on the notes (``notes``: anything with ``number``, ``role`` and ``content``, best
     first; ``told``: the user's statements in memory, oldest first). A question of no kind: every
     note, ``answer``. ``required``: a correction's new words; a note carrying one answers when it
-    holds a value of the kind (the statement it corrects said the head).
+    holds a value of the kind (the statement it corrects said the head). ``own``: the number of the
+    note the question's own message states ("the person handling it is Fiona Marsh, who's my claim
+    handler?"); a value of the kind there is the answer the user supplies, in whatever words.
 
     * ``answer``: a note answers (those that do first); or, when none does or comes near (below),
       the latest statement in memory that answers, speaks of whom the question names and no later
@@ -107,6 +110,8 @@ def judge(
         fixes = (required and _carries(n.content, required)) or _points_to_answer(n, chain, asked, question)
         if not got and valued and fixes:
             got = [n.content]  # "hm no, just checked, it's 4417": the statement it corrects said the head
+        if not got and valued and n.number == own and n.role == "user":
+            got = [n.content]  # "my cousin Rohan is coming with me, who did i say is coming?"
         if got:
             good.append(n)
             found += got

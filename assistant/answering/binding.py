@@ -29,6 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from assistant.answering.ends import other_end
 from assistant.answering.heads import Asked, Similar, is_head_word, says_head
 from assistant.answering.kinds import TIME_NAMES, WHICH, job_words, kind_beyond
 from assistant.answering.message import SENTENCE
@@ -299,7 +300,10 @@ def another_of(clause: str, question: str, similar: Similar | None = None) -> bo
     ("car insurance renews in august" for "when is my home insurance due?", "spin class is on monday"
     for "what time is my yoga class?")? It speaks of a neighbouring thing, whose value is no answer.
     The noun is said in any form the head check takes (``similar``: "bike lock code" for "my gym
-    locker")."""
+    locker"). So does a clause saying only the event's other end ("flight lands at 7:20" for "what
+    time does our flight take off?", ``ends.other_end``)."""
+    if other_end(clause, question):
+        return True
     tokens = TOKEN.findall(clause)
     low = [t.lower() for t in tokens]
     said = {stem(t.removesuffix("'s")) for t in low}

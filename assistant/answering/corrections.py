@@ -30,15 +30,15 @@ from assistant.answering.referents import referent, restates
 from assistant.answering.values import LABELS
 from assistant.retrieval.lexical import WORD, words
 
-# a correction cue: a word or phrase with which people take back what they said ("actually", "scratch
-# that", "hold on", "turns out", "make that 8 not 6", "or rather"), or say that the
+# a correction cue: a word or phrase with which people take back what they said ("actually",
+# "no sorry", "scratch that", "hold on", "turns out", "make that 8 not 6", "or rather"), or say that the
 # value changed ("pushed back to", "moving to", "switched to", "changed our minds")
 _TAKE_BACK = (
     r"actually|instead|correction|i meant|meant to say|mis-?typed|misspoke|misspelt|misspelled|my bad|my mistake|"
     r"mixed (?:it|them|that|those) up|mixed up|misread|mis-?heard|typo|typed (?:that|it|this) wrong|"
     r"(?:said|wrote|got) (?:that|it|this) wrong|scratch that|strike that|forget (?:that|it|what|about)|"
     r"ignore (?:that|what)|never ?mind|let me fix that|fix that|i lied|or rather|rather than|"
-    r"hold on|hang on|no wait|wait|oops|whoops|wrong|not quite|turns out|turned out|it turns out|"
+    r"hold on|hang on|no wait|wait|no sorry|sorry no|oops|whoops|wrong|not quite|turns out|turned out|it turns out|"
     r"on second thoughts?|second thoughts|changed (?:my|our|their|his|her) minds?|change of (?:plans?|heart)|"
     r"make that|update|updated"
 )

@@ -59,7 +59,17 @@ def grounded_reply(llm, embed, message: str, turn: int, active, retrieval, cap: 
             told = [c for c in sorted(active, key=lambda c: c.number) if is_statement(c)]
             told += [current] if current is not None else []
             text, vec, how, used = grounded_answer(
-                llm, embed, picked.notes, parts.asked, cap, count, picked.sure, picked.required, told, picked.stale
+                llm,
+                embed,
+                picked.notes,
+                parts.asked,
+                cap,
+                count,
+                picked.sure,
+                picked.required,
+                told,
+                picked.stale,
+                own=turn if current is not None else None,
             )
             if how == "extractive" and typed:
                 text = restore(text, typed)  # a quote in the user's own letters

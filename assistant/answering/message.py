@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from assistant.answering.kinds import expected_kind, kind_beyond
+from assistant.answering.kinds import asks_which, expected_kind, kind_beyond, names_a_thing
 from assistant.retrieval.lexical import words
 
 # question words, also as typed without the apostrophe ("whats my boyfriends name")
@@ -131,8 +131,9 @@ def split(message: str) -> Parts:
     dentist is Dr Okafor. who is my dentist?"). The fact part is kept only when it is about the
     question: it shares a word with it, the question points back at it ("Where is *she* moving?"),
     both speak of the user ("my favourite colour is teal. what's my favorite color?"), or it gives a
-    value of the kind asked ("the goal is 6000 by december. how much am i saving?"); "Hey, where did I
-    park?" states nothing."""
+    value of the kind asked ("the goal is 6000 by december. how much am i saving?"), or names a thing
+    for a question asking which ("the letting agent is Brightmoor Lettings, which agency is handling
+    the flat?"); "Hey, where did I park?" states nothing."""
     text = message.strip()
     sentences = [s for s in SENTENCE.split(text) if s.strip()]
     if len(sentences) > 1:
@@ -162,7 +163,10 @@ def split(message: str) -> Parts:
     # "the price was £1,249 btw, how much is the sofa?": a value of the kind asked, given in the
     # same breath, is the answer the user supplies, whatever words it is said with
     kind = expected_kind(question)
-    supplies = kind is not None and kind_beyond(stated, kind, question)
+    if kind is not None:
+        supplies = kind_beyond(stated, kind, question)
+    else:
+        supplies = asks_which(question) and names_a_thing(stated)
     if not shared and not POINTS_BACK.search(question) and not about_me and not supplies:
         return Parts("", text)
     return Parts(stated, question)

@@ -71,7 +71,7 @@ from assistant.answering.message import ASKS_A_FAVOUR, SELF_WORDS, about_the_use
 from assistant.answering.note import Note, salient
 from assistant.answering.note import note_of as _note
 from assistant.answering.parts import stale_words
-from assistant.answering.referents import about, asks_after, followers, names, unmentioned_role
+from assistant.answering.referents import about, asks_after, followers, names, said_names, unmentioned_role
 from assistant.answering.related import THE_THING, related, shares_word
 from assistant.answering.sentences import closeness, memo
 from assistant.answering.slots import judged, speaks_of
@@ -170,7 +170,7 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
             notes.append(_note(before, n.weight))
     kind = expected_kind(question)
     subject = asked_subject(question)
-    if (subject and not any(subject in names(c.content) for c in told)) or unmentioned_role(
+    if (subject and not any(subject in said_names(c.content) for c in told)) or unmentioned_role(
         question, [c.content for c in told]
     ):
         # "Where does Lukas live?" and Lukas was never mentioned: nothing said is about him

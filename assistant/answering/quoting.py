@@ -21,9 +21,10 @@ from assistant.answering.selffix import self_fixed
 from assistant.answering.sentences import answering
 from assistant.answering.wording import WORDINGS
 
-# "KQ 101 not KQ 117", "Tuesday, not Monday": a correction's new value, then the old one it replaces
+# "KQ 101 not KQ 117", "Tuesday, not Monday", "£285 not £240": a correction's new value, then the old
+# one it replaces
 NOT_THE_OLD = re.compile(
-    r"(?P<new>\b(?!I\b|I')(?:[A-Z][\w'-]*|\w*\d\w*(?:\s+[a-z]+)?))\s*,?\s+not\s+(?P<old>(?:the\s+)?(?:[A-Z]|\d)[^,.;!?]*)"
+    r"(?P<new>\b(?!I\b|I')(?:[A-Z][\w'-]*|\w*\d\w*(?:\s+[a-z]+)?))\s*,?\s+not\s+(?P<old>(?:the\s+)?(?:[A-Z]|[£$€]?\d)[^,.;!?]*)"
 )
 
 

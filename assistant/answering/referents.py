@@ -114,10 +114,16 @@ def referent(c, statements: Sequence):
     return next((s for s in before if _fits(c.content, s.content)), None)
 
 
+def said_names(text: str) -> frozenset[str]:
+    """``names`` and the capitalised words opening a sentence ("Ludo wants to be a train driver",
+    "Rania is vegan btw"), lower-cased, a possessive as its name: whom a statement may name."""
+    return names(text) | {w.lower().removesuffix("'s") for w in re.findall(r"\b[A-Z][\w'-]*", text)}
+
+
 def about(text: str, asked: set[str], told: Sequence, number: int) -> bool:
     """Does a statement speak of a name the question says, itself (opening a sentence too: "Ludo
     wants to be a train driver") or by a pronoun pointing back?"""
-    if (names(text) | {w.lower().removesuffix("'s") for w in re.findall(r"\b[A-Z][\w'-]*", text)}) & asked:
+    if said_names(text) & asked:
         return True
     seen, c = set(), next((t for t in told if t.number == number), None)
     while c is not None and c.number not in seen:

@@ -186,6 +186,7 @@ def test_a_slot_the_user_spoke_of_is_about_their_world():
         ("Actually it's Saturday, not Sunday, they moved it.", "Actually it's Saturday, they moved it."),
         ("I'm not sure it's Saturday", "I'm not sure it's Saturday"),  # no old value after "not"
         ("It's Ghent, not far from Brussels", "It's Ghent, not far from Brussels"),
+        ("sorry, its £285 not £240, i misread the email", "sorry, its £285, i misread the email"),
     ],
 )
 def test_a_corrections_quote_leaves_out_the_old_value(text, quoted):

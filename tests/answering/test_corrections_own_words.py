@@ -82,6 +82,7 @@ def first(notes):
         "make that three",
         "my mistake, it's Lena",
         "never mind the bakery, it's the deli",
+        "no sorry, tuesday and saturday, friday didnt work for her",
     ],
 )
 def test_a_correction_is_said_in_many_words(text):
@@ -91,6 +92,11 @@ def test_a_correction_is_said_in_many_words(text):
 @pytest.mark.parametrize("text", ["I'm going with my sister", "I'm not 30 yet", "the garden is lovely today"])
 def test_plain_statements_are_no_corrections(text):
     assert not CORRECTION.search(text)
+
+
+def test_no_sorry_in_the_next_message_corrects_the_days():
+    told = ["lessons are tuesday and friday at 7pm", "no sorry, tuesday and saturday, friday didnt work for her"]
+    assert first(picked("which days are my korean lessons?", told, [1])).startswith("no sorry")
 
 
 def test_hold_on_corrects_the_thing_and_the_quote_leaves_out_the_old_one():

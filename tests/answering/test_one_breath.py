@@ -1,7 +1,7 @@
 """What people say in one breath: a value taken back in the message that said it, a value given
 beside the question that asks for it, a thing named and its details given in the next message, a
-number that is an hour or a price, a time word after a pet that is no name, and a "no" the model says
-where the notes do not."""
+number that is an hour or a price, a time word after a pet that is no name, a "no" the model says
+where the notes do not, and a fact the question's own message gives in other words than it asks."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from assistant.answering.answerable import judge
 from assistant.answering.kinds import amounts, expected_kind
 from assistant.answering.message import split
 from assistant.answering.note import Note
+from assistant.answering.notes import select_notes
 from assistant.answering.quoting import quote_turn
 from assistant.answering.recase import named
 from assistant.answering.selffix import self_fixed
 from bench.fakes.llm import FakeLLM
+from tests.answering.conversation import Step
 
 WORDS = lambda text: len(text.split())  # noqa: E731  (a token counter: one token per word)
 
@@ -96,6 +98,28 @@ def test_a_remark_beside_a_question_states_nothing_when_it_gives_no_value_of_the
     assert split("so bored lol. how much is the sofa?").stated == ""
 
 
+def test_a_thing_named_beside_a_question_asking_which_is_its_fact():
+    parts = split("the letting agent is Brightmoor Lettings, which agency is handling the flat?")
+    assert "Brightmoor Lettings" in parts.stated and parts.asked == "which agency is handling the flat?"
+    assert split("so tired lol, which agency is handling the flat?").stated == ""
+
+
+def test_a_value_given_in_the_questions_own_message_answers_in_other_words():
+    told = notes("got tickets for the Lumen Drift concert!!", "its at the Harbour Arena on 18 march")
+    own = Note(9, "user", "my cousin Rohan is coming with me.", 1.0)
+    question = "who did i say is coming to the concert?"
+    # the earlier turns say the concert's words; the message's own statement says who, in other words
+    assert judge([own, *reversed(told)], question, told=[*told, own]).notes[0].number != 9
+    v = judge([own, *reversed(told)], question, told=[*told, own], own=9)
+    assert v.how == "answer" and v.notes[0].number == 9
+
+
+def test_a_name_opening_the_messages_own_statement_is_someone_the_user_spoke_of():
+    own = Note(11, "user", "Rania is vegan btw.", 1.0)
+    picked = select_notes("what diet does Rania follow?", [], Step([], ()), current=own)
+    assert not picked.unknown and [n.number for n in picked.notes] == [11]
+
+
 # ----------------------------------------------------------------------------- what kind of value
 
 
@@ -145,3 +169,31 @@ def test_the_models_text_may_not_say_no_where_the_notes_do_not():
     # a "not" the user said is theirs to repeat
     vegan = notes("i don't eat meat, i'm vegan")
     assert agrees("You don't eat meat; you're vegan.", None, vegan, "do i eat meat?")
+
+
+# ----------------------------------------------------------------------------- the other end
+
+
+@pytest.mark.parametrize(
+    "told, question",
+    [
+        ("flight lands at 7:20 in the morning local time", "what time does our flight take off?"),
+        ("pick up from nursery is at 5:30", "what time is drop off at nursery?"),
+        ("we check out on the 14th", "when do we check in?"),
+    ],
+)
+def test_a_value_of_the_events_other_end_is_no_answer(told, question):
+    said = notes("planning a trip in april!!", told)
+    assert judge(said[1:], question, told=said).how == "unknown"
+
+
+@pytest.mark.parametrize(
+    "told, question",
+    [
+        ("flight lands at 7:20 in the morning local time", "what time does our flight land?"),
+        ("pick up from nursery is at 5:30", "what time is pick up?"),
+    ],
+)
+def test_a_value_of_the_asked_end_answers(told, question):
+    said = notes("planning a trip in april!!", told)
+    assert judge(said[1:], question, told=said).how == "answer"
