@@ -29,8 +29,9 @@ from assistant.retrieval.lexical import words
 WH_WORDS = r"what|whats|wat|wats|wot|when|whens|wen|where|wheres|wher|who|whos|whom|whose|which|why|how|hows"
 QUESTION_START = re.compile(rf"(?i)\s*({WH_WORDS}|do|does|did|is|are|can|could|tell me|remind me)\b")
 WH = re.compile(rf"(?i)\b({WH_WORDS})\b")
-SELF_WORDS = re.compile(r"(?i)\b(i|i'm|i'll|i've|i'd|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
-SELF_START = re.compile(r"(?i)^\s*(i|i'm|i'll|i've|i'd|my|we|we're|we'll|we've|our)\b")
+# also as typed without the apostrophe ("whats the place im staying at called?")
+SELF_WORDS = re.compile(r"(?i)\b(i|i'm|im|i'll|i've|ive|i'd|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
+SELF_START = re.compile(r"(?i)^\s*(i|i'm|im|i'll|i've|ive|i'd|my|we|we're|we'll|we've|our)\b")
 REQUEST = re.compile(r"(?i)\b(tell|give|show|help|let|teach|send|explain to)\s+(me|us)\b")
 # "Can you ...", "Could you ...": the user asks the assistant to do something, not to recall
 ASKS_A_FAVOUR = re.compile(r"(?i)^\s*(please\b|(can|could|would|will|should|shall)\s+(you|u|we)\b|let's\b)")

@@ -30,20 +30,23 @@ from functools import lru_cache
 from assistant.answering.note import salient
 
 RECENT = 3  # a pronoun points back at most this many of the user's statements
-HE = re.compile(r"(?i)\b(he|him|his|he's|he'll|he'd)\b")
-SHE = re.compile(r"(?i)\b(she|her|hers|she's|she'll|she'd)\b")
+# also as typed without the apostrophe ("hes from HeatRight", "shes kind of a diva")
+HE = re.compile(r"(?i)\b(he|him|his|he's|hes|he'll|he'd)\b")
+SHE = re.compile(r"(?i)\b(she|her|hers|she's|shes|she'll|she'd)\b")
 IT = re.compile(r"(?i)\b(it|its|it's|they|them|their|they're|they've|they'll)\b")
 MALE = re.compile(
-    r"(?i)\b(he|him|his|brother|dad|father|husband|boyfriend|bf|son|uncle|nephew|grandpa|grandfather|"
+    r"(?i)\b(he|him|his|he's|hes|brother|dad|father|husband|boyfriend|bf|son|uncle|nephew|grandpa|grandfather|"
     r"mr|guy|man|boy)\b"
 )
 FEMALE = re.compile(
-    r"(?i)\b(she|her|sister|mum|mom|mother|wife|girlfriend|gf|daughter|aunt|niece|grandma|grandmother|"
+    r"(?i)\b(she|her|she's|shes|sister|mum|mom|mother|wife|girlfriend|gf|daughter|aunt|niece|grandma|grandmother|"
     r"mrs|ms|miss|woman|girl)\b"
 )
 PERSON = re.compile(
     r"(?i)\b(friend|partner|boss|neighbou?r|cousin|colleague|teacher|doctor|dentist|landlord|landlady|"
-    r"kid|child|baby|roommate|flatmate|coach|manager|called|named|name is|name's)\b"
+    r"kid|child|baby|roommate|flatmate|coach|manager|called|named|name is|name's|"
+    # a pet is "he" or "she" too ("my dog mochi is a shiba inu")
+    r"dog|puppy|cat|kitten|rabbit|bunny|hamster|horse|pony|parrot|tortoise|pet)\b"
 )
 CODE_ASKED = re.compile(r"(?i)\b(code|pin|password|passcode|passphrase|combination|combo)\b")
 # "my dentist is", "our flight number is", "the wifi password's": the slot a statement fills
@@ -95,13 +98,15 @@ IMPERSONAL = re.compile(
 
 
 def asks_after(question: str, statements: Sequence) -> bool:
-    """Does the question ask after someone by "he" or "she" ("What does she do?"), or something by
-    "it" or "they" ("How much did it cost?" after "paid 6400 euros for it"), that one of the user's
-    ``RECENT`` latest statements (``statements`` in order, oldest first) can be? Not an impersonal
-    "it" ("What time is it?")."""
-    if not (HE.search(question) or SHE.search(question) or IT.search(question)) or IMPERSONAL.search(question):
+    """Does the question ask after someone by "he" or "she" ("What does she do?") that one of the
+    user's statements (``statements`` in order, oldest first) can be, whatever chatter came between,
+    or something by "it" or "they" ("How much did it cost?" after "paid 6400 euros for it") that one
+    of the ``RECENT`` latest can be? Not an impersonal "it" ("What time is it?")."""
+    if IMPERSONAL.search(question):
         return False
-    return any(_fits(question, s.content) for s in list(statements)[-RECENT:])
+    if HE.search(question) or SHE.search(question):
+        return any(_fits(question, s.content) for s in statements)
+    return bool(IT.search(question)) and any(_fits(question, s.content) for s in list(statements)[-RECENT:])
 
 
 def referent(c, statements: Sequence):

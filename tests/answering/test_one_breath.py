@@ -1,19 +1,21 @@
 """What people say in one breath: a value taken back in the message that said it, a value given
 beside the question that asks for it, a thing named and its details given in the next message, a
 number that is an hour or a price, a time word after a pet that is no name, a "no" the model says
-where the notes do not, and a fact the question's own message gives in other words than it asks."""
+where the notes do not, a fact the question's own message gives in other words than it asks, the
+event's other end, and whose question it is when it says no "my"."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from assistant.answering.agreement import agrees
 from assistant.answering.answer import grounded_answer
 from assistant.answering.answerable import judge
 from assistant.answering.kinds import amounts, expected_kind
-from assistant.answering.message import split
+from assistant.answering.message import about_the_user, split
 from assistant.answering.note import Note
-from assistant.answering.notes import select_notes
+from assistant.answering.notes import mentions, select_notes
 from assistant.answering.quoting import quote_turn
 from assistant.answering.recase import named
 from assistant.answering.selffix import self_fixed
@@ -197,3 +199,36 @@ def test_a_value_of_the_events_other_end_is_no_answer(told, question):
 def test_a_value_of_the_asked_end_answers(told, question):
     said = notes("planning a trip in april!!", told)
     assert judge(said[1:], question, told=said).how == "answer"
+
+
+# ----------------------------------------------------------------------------- whose question it is
+
+
+def test_he_or_she_asks_after_someone_the_user_spoke_of_whatever_chatter_came_between():
+    told = notes(
+        "my dog mochi is a shiba inu, shes kind of a diva tbh",
+        "anyway what do u think is a good thing to cook after a night shift lol",
+        "i like eggs",
+        "and toast",
+    )
+    assert mentions("what breed is she?", told)
+    assert mentions("what company is he from again?", notes("the repair guy is called Kwame, hes from HeatRight"))
+    assert not mentions("what breed is she?", notes("i like eggs", "and toast"))
+
+
+def test_im_typed_without_its_apostrophe_speaks_of_the_user():
+    assert about_the_user("whats the place im staying at called?")
+    assert not about_the_user("whats the place called?")
+
+
+def test_a_question_close_to_a_statement_of_the_users_asks_about_it():
+    told = notes("its with dr halvorsen at the clinic on birch st")
+    vectors = {
+        "where's the dental office?": [0.6, 0.8],
+        told[0].content: [0.8, 0.6],
+        "how far is the moon?": [0.0, -1.0],
+    }
+    embed = lambda text: np.array(vectors[text])  # noqa: E731
+    assert mentions("where's the dental office?", told, embed)  # cosine 0.96
+    assert not mentions("how far is the moon?", told, embed)  # cosine -0.6
+    assert not mentions("where's the dental office?", told)  # no vectors: the words alone say nothing
