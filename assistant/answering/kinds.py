@@ -169,8 +169,19 @@ _LABEL_BEFORE = re.compile(
     r"terminal|level|floor|spot|year|grade|class|code|pin)\s*(?:(?:is|was|'s)\s+|[:#]\s*)?$"
 )
 # a length of time after a number ("been doing it for 20 years", "6 nights"): a duration, not money
+# (or a range of them: "delivery is 6-8 weeks")
 _DURATION_AFTER = re.compile(
-    r"(?i)\s*(?:years?|yrs?|months?|weeks?|wks?|days?|nights?|hours?|hrs?|minutes?|mins?|seconds?|secs?)\b"
+    r"(?i)(?:\s*(?:-|–|to|or)\s*\d[\d.,]*)?"
+    r"\s*(?:years?|yrs?|months?|weeks?|wks?|days?|nights?|hours?|hrs?|minutes?|mins?|seconds?|secs?)\b"
+)
+# what "how long" asks for: a length of time or of a thing, with its unit ("for 20 years", "lessons
+# are 30 minutes", "half an hour", "25 metres", "since 2019"), never a bare count or label ("plot 27")
+LENGTH = re.compile(
+    r"(?i)\b(?:\d[\d.,]*|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|few|"
+    r"couple(?: of)?|several|half an?|half)\s*(?:-|–|to|or)?\s*(?:\d[\d.,]*\s*)?"
+    r"(?:years?|yrs?|months?|weeks?|wks?|days?|nights?|hours?|hrs?|h|minutes?|mins?|seconds?|secs?|decades?|"
+    r"metres?|meters?|m|km|kilometres?|kilometers?|miles?|feet|ft|foot|inches?|cm|laps?)\b"
+    r"|\bsince\b"
 )
 # a span of hours after a day or a time of day ("coming friday between 8 and 10", "tomorrow from 9 to
 # 11"), or an hour it is bounded by ("pick it up friday after 4"): clock times, unless money follows
@@ -354,10 +365,8 @@ def kind_beyond(text: str, kind: str | None, question: str, loose: bool = False)
     asking how long is, by the day it lasts until ("in the shop till friday")."""
     if kind == "time" and DAY_ASKED.search(question):
         text = CLOCK.sub(" ", text)
-    if (
-        kind == "number"
-        and HOW_LONG.search(question)
-        and any(TIME_WORDS.match(text, m.end()) for m in UNTIL.finditer(text))
-    ):
-        return True
+    if kind == "number" and HOW_LONG.search(question):
+        if any(TIME_WORDS.match(text, m.end()) for m in UNTIL.finditer(text)):
+            return True
+        return bool(LENGTH.search(_without(text, names(question) - TIME_NAMES)))
     return has_kind(_without(text, names(question) - TIME_NAMES), kind, loose) or label_value(text, question)

@@ -12,7 +12,7 @@ import pytest
 from assistant.answering.agreement import agrees
 from assistant.answering.answer import grounded_answer
 from assistant.answering.answerable import judge
-from assistant.answering.kinds import amounts, expected_kind
+from assistant.answering.kinds import amounts, expected_kind, kind_beyond
 from assistant.answering.message import about_the_user, split
 from assistant.answering.note import Note
 from assistant.answering.notes import mentions, select_notes
@@ -134,6 +134,26 @@ def test_the_kind_said_first_is_the_kind_asked():
 def test_a_price_with_pence_is_no_clock_time():
     assert amounts("btw the fee is 88.50") == ["88.50"]
     assert amounts("the train leaves at 8.50") == []
+
+
+def test_a_range_of_weeks_is_no_amount():
+    assert amounts("delivery is 6-8 weeks which is annoying") == []
+    assert amounts("it was 6 or 7 quid") == ["6", "7"]
+
+
+@pytest.mark.parametrize(
+    "text, length",
+    [
+        ("its plot 27 at Fernhill allotments", False),
+        ("i have 2 kids", False),
+        ("been on the list for 3 years", True),
+        ("lessons are 30 minutes, 28 dollars each", True),
+        ("half an hour", True),
+        ("in the shop till friday", True),
+    ],
+)
+def test_how_long_asks_for_a_length_not_a_bare_number(text, length):
+    assert kind_beyond(text, "number", "how long has he been on the waiting list?") == length
 
 
 def test_an_hour_a_day_is_bounded_by_is_no_amount():
