@@ -33,7 +33,8 @@ from assistant.answering.kinds import TIME_NAMES, asks_which, kind_beyond
 from assistant.answering.message import SENTENCE, states
 from assistant.answering.note import Note, salient
 from assistant.answering.referents import names, referent
-from assistant.retrieval.lexical import WORD, words
+from assistant.answering.values import LABEL_HEADS
+from assistant.retrieval.lexical import WORD, stem, words
 
 __all__ = ["Verdict", "asked_for", "clauses", "judge", "model_answers", "narrates_user", "valued_part"]
 
@@ -108,7 +109,7 @@ def judge(
             continue  # "my new phone number ends in 4471", then "hm no, just checked, it's 4417"
         valued = kind_beyond(n.content, asked.kind, question)
         fixes = (required and _carries(n.content, required)) or _points_to_answer(n, chain, asked, question)
-        if not got and valued and fixes:
+        if not got and valued and fixes and not _other_label(n.content, asked):
             got = [n.content]  # "hm no, just checked, it's 4417": the statement it corrects said the head
         if not got and valued and n.number == own and n.role == "user":
             got = [n.content]  # "my cousin Rohan is coming with me, who did i say is coming?"
@@ -131,7 +132,9 @@ def judge(
     valued = [
         n
         for n in notes
-        if kind_beyond(n.content, asked.kind, question, loose=True) and not _neighbours(n, question, asked, similar)
+        if kind_beyond(n.content, asked.kind, question, loose=True)
+        and not _neighbours(n, question, asked, similar)
+        and not _other_label(n.content, asked)
     ]
     near = [n for n in valued if says_head(n.content, asked, similar) or _head_before(n, asked, told, lexical)]
     # the name or job of what a note speaks of in the question's words, never given: no guess
@@ -177,6 +180,30 @@ def _neighbours(note, question: str, asked: Asked, similar: Similar) -> bool:
     question's noun narrowed by another word, ``binding.another_of``)?"""
     saying = [c for c in clauses(note.content) if says_head(c, asked, similar)]
     return bool(saying) and all(another_of(c, question, similar) for c in saying)
+
+
+def _other_label(text: str, asked: Asked) -> bool:
+    """Does the text say a label (gate, seat, room, ...) and none of those the question asks the number
+    or code of? "gate is now D7" gives the gate, not the seat number ("what's my seat number on the
+    plane?")."""
+    if asked.kind not in ("number", "code"):
+        return False
+    wanted = {_LABEL_AS.get(w, w) for w in {stem(h) for h in asked.head} & LABEL_HEADS}
+    said = {_LABEL_AS.get(w, w) for w in {stem(w) for w in words(text)} & LABEL_HEADS}
+    return bool(wanted) and bool(said) and not said & wanted
+
+
+# labels people use for the same thing ("flat 4B" is the apartment's number)
+_LABEL_AS = {
+    stem(a): stem(b)
+    for a, b in (
+        ("apartment", "flat"),
+        ("unit", "flat"),
+        ("suite", "flat"),
+        ("registration", "plate"),
+        ("level", "floor"),
+    )
+}
 
 
 def _near(note, question: str, asked: Asked, similar: Similar) -> bool:

@@ -15,7 +15,7 @@ import re
 ENDS = (
     (
         r"land(?:s|ed|ing)?|arriv(?:e|es|ed|ing|al)|touch(?:es|ed)? down|gets? in",
-        r"take(?:s)? off|taking off|took off|take-?off|depart(?:s|ed|ing|ure)?|fl(?:y|ies|ew) out",
+        r"take(?:s)? off|taking off|took off|take-?off|depart(?:s|ed|ing|ure)?|fl(?:y|ies|ew) out|leav(?:e|es|ing)",
     ),
     (
         r"drop(?:s|ped|ping)? (?:\w+ )?off|drop-?off",

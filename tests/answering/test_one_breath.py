@@ -202,6 +202,7 @@ def test_the_models_text_may_not_say_no_where_the_notes_do_not():
         ("flight lands at 7:20 in the morning local time", "what time does our flight take off?"),
         ("pick up from nursery is at 5:30", "what time is drop off at nursery?"),
         ("we check out on the 14th", "when do we check in?"),
+        ("the airline moved it, our flight lands at 12:55 now", "what time does our flight home leave?"),
     ],
 )
 def test_a_value_of_the_events_other_end_is_no_answer(told, question):
@@ -252,3 +253,10 @@ def test_a_question_close_to_a_statement_of_the_users_asks_about_it():
     assert mentions("where's the dental office?", told, embed)  # cosine 0.96
     assert not mentions("how far is the moon?", told, embed)  # cosine -0.6
     assert not mentions("where's the dental office?", told)  # no vectors: the words alone say nothing
+
+
+def test_a_value_bound_to_another_label_is_no_answer():
+    told = notes("my gate is C22, boarding at 6:05", "oh wait they just changed it on the board, gate is now D7")
+    # the correction carries the new gate: it answers for the gate, never for the seat
+    assert judge(told[1:], "what's my seat number on the plane?", required={"d7"}, told=told).how == "unknown"
+    assert judge(told[1:], "what's my gate number?", required={"d7"}, told=told).how == "answer"
