@@ -27,12 +27,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.answering.binding import another_of, answering_clauses, clauses, lacks_value, unnamed_which, values_of
+from assistant.answering.binding import (
+    PRONOUN_NAMED,
+    another_of,
+    answering_clauses,
+    clauses,
+    lacks_value,
+    unnamed_which,
+    values_of,
+)
 from assistant.answering.heads import Asked, Similar, asked_for, says_head
 from assistant.answering.kinds import TIME_NAMES, asks_which, kind_beyond
 from assistant.answering.message import SENTENCE, states
 from assistant.answering.note import Note, salient
-from assistant.answering.referents import names, referent
+from assistant.answering.referents import names, other_pronoun, referent
 from assistant.answering.values import LABEL_HEADS
 from assistant.retrieval.lexical import WORD, stem, words
 
@@ -109,10 +117,20 @@ def judge(
             continue  # "my new phone number ends in 4471", then "hm no, just checked, it's 4417"
         valued = kind_beyond(n.content, asked.kind, question)
         fixes = (required and _carries(n.content, required)) or _points_to_answer(n, chain, asked, question)
-        if not got and valued and fixes and not _other_label(n.content, asked):
+        if (
+            not got
+            and valued
+            and fixes
+            and not _other_label(n.content, asked)
+            and not _names_another(n.content, question)
+        ):
             got = [n.content]  # "hm no, just checked, it's 4417": the statement it corrects said the head
         if not got and valued and n.number == own and n.role == "user":
             got = [n.content]  # "my cousin Rohan is coming with me, who did i say is coming?"
+        if not got and asked.kind == "name" and n.role == "user" and says_head(n.content, asked, similar):
+            # "got an appt at the dentist on Harrow Road, its with a dr Okafor": the titled name is the
+            # dentist's, though a comma parts it from the word
+            got = [c for c in clauses(n.content) if TITLED.search(c)]
         if got:
             good.append(n)
             found += got
@@ -180,6 +198,20 @@ def _neighbours(note, question: str, asked: Asked, similar: Similar) -> bool:
     question's noun narrowed by another word, ``binding.another_of``)?"""
     saying = [c for c in clauses(note.content) if says_head(c, asked, similar)]
     return bool(saying) and all(another_of(c, question, similar) for c in saying)
+
+
+def _names_another(text: str, question: str) -> bool:
+    """Does the text name someone by another pronoun than the one whose name is asked ("her name's
+    Clover" for "what was his name, the vet looking at her?")?"""
+    named = PRONOUN_NAMED.search(text)
+    return named is not None and other_pronoun(named.group(0), question)
+
+
+# a person named with a title ("dr Okafor", "Mrs Patel")
+TITLED = re.compile(
+    r"\b(?:(?i:dr|mr|mrs)\.?\s+(?!(?i:appointment|appt|visit|surgery|office|note|said|says|told)\b)[A-Za-z][\w'-]{2,}"
+    r"|(?:Dr|Mr|Mrs|Ms|Miss|Mx|Prof)\.?\s+[A-Z][\w'-]+)"
+)
 
 
 def _other_label(text: str, asked: Asked) -> bool:

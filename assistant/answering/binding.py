@@ -36,7 +36,7 @@ from assistant.answering.message import SENTENCE
 from assistant.answering.note import OPENERS
 from assistant.answering.recase import ROLES as PERSON_WORDS
 from assistant.answering.recase import TITLES
-from assistant.answering.referents import names
+from assistant.answering.referents import names, other_pronoun
 from assistant.retrieval.lexical import STOP_WORDS, stem
 
 # a name said of someone by a pronoun: "he's called Lukas", "her name is Pippa"
@@ -270,6 +270,7 @@ def answering_clauses(text: str, question: str, asked: Asked, similar: Similar) 
         if not kind_beyond(c, asked.kind, question) and not bound:
             continue
         named = asked.kind == "name" and PRONOUN_NAMED.search(c)
+        named = named and not other_pronoun(named.group(0), question)
         if (
             (says_head(c, asked, similar) or named)
             and _holds(c, question, asked, similar)

@@ -34,7 +34,8 @@ from assistant.retrieval.lexical import WORD, words
 # "no sorry", "scratch that", "hold on", "turns out", "make that 8 not 6", "or rather"), or say that the
 # value changed ("pushed back to", "moving to", "switched to", "changed our minds")
 _TAKE_BACK = (
-    r"actually|instead|correction|i meant|meant to say|mis-?typed|misspoke|misspelt|misspelled|my bad|my mistake|"
+    r"actually|instead|correction|i meant|sorry,? i mean|^\s*i mean|meant to say|"
+    r"mis-?typed|misspoke|misspelt|misspelled|my bad|my mistake|"
     r"mixed (?:it|them|that|those) up|mixed up|misread|mis-?heard|typo|typed (?:that|it|this) wrong|"
     r"(?:said|wrote|got) (?:that|it|this) wrong|scratch that|strike that|forget (?:that|it|what|about)|"
     r"ignore (?:that|what)|never ?mind|let me fix that|fix that|i lied|or rather|rather than|"

@@ -25,7 +25,7 @@ KINDS = (
     (
         "name",
         re.compile(
-            rf"(?i){LEAD}(who|whom|whos)\b|\b(name|called)\b|{CALL_VERB}"
+            rf"(?i){LEAD}(who|whom|whos)\b|\b(name|called|surname|forename|nickname)\b|{CALL_VERB}"
             r"|^\s*(which|what)\s+(relative|family member|person)\b"
         ),
     ),

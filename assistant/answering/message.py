@@ -62,6 +62,12 @@ RUN_ON_QUESTION = re.compile(
     r"(?i)\s(?=(?:whats|what's|what’s|wheres|where's|whos|who's|whens|when's)\s+my\b[^,;.!?]*$)"
     rf"|[,;]\s*(?:so\s+)?(?:can|could)\s+(?:you|u)\s+(?:tell|remind)\s+me\s+(?=(?:{WH_WORDS})\b[^,;.!?]*$)"
 )
+# a sentence that asks with a question word and a question mark, not an exclamation ("how cool is
+# that?", "who knew?", "what are the odds?")
+WH_QUESTION = re.compile(
+    rf"(?i)\s*(?:so\s+|and\s+|oh\s+)?(?!how\s+\w+\s+is\s+that|who\s+knew|why\s+not|what\s+are\s+the\s+odds)"
+    rf"({WH_WORDS})\b[^.!?]*\?\s*$"
+)
 # "remind me" before a fact is the user telling it, not a request ("remind me, my dentist
 # appointment is friday ...")
 REMIND = re.compile(r"(?i)^\s*(?:so\s+|ok\s+|oh\s+)?remind me\b\s*[,:]?\s*")
@@ -82,7 +88,8 @@ def is_question(message: str) -> bool:
         or TRAILING_QUESTION.search(text)
         or RUN_ON_QUESTION.search(text)
     ):
-        return False
+        # a question with a remark after it ("what was his surname again? want to save him in my phone")
+        return any(WH_QUESTION.match(s) for s in SENTENCE.split(text)[:-1])
     clauses = _clauses(text)
     if len(clauses) < 2:
         return True
@@ -180,8 +187,9 @@ def _clause_split(sentence: str) -> tuple[str, str]:
     clauses = list(CLAUSE_QUESTION.finditer(sentence))  # the last one that opens with a question word
     m = RUN_ON_QUESTION.search(sentence) or (clauses[-1] if clauses else None)
     fact = REMIND.sub("", sentence[: m.start()]).strip() if m is not None else ""
-    if not words(fact):
-        return "", sentence  # "remind me, what's the network called?" asks whole
+    if not words(fact) or QUESTION_START.match(fact):
+        # "remind me, what's the network called?", "where do we practise, what road is it on?" ask whole
+        return "", sentence
     return fact + ".", sentence[m.end() :].strip()
 
 

@@ -249,3 +249,31 @@ def unmentioned_role(question: str, statements: Sequence[str]) -> bool:
         if role in SAYS_ROLE and not SAYS_ROLE[role] & (said | {w + "s" for w in said} | {w[:-1] for w in said}):
             return True
     return False
+
+
+# whose name a question asks ("what was his name, the vet looking at her?")
+NAME_OF = re.compile(r"(?i)\b(his|her|their|its)\s+(?:sur|first\s+|last\s+|full\s+|nick)?names?\b")
+_PRONOUNS = {
+    "his": "he",
+    "he": "he",
+    "him": "he",
+    "he's": "he",
+    "hes": "he",
+    "her": "she",
+    "she": "she",
+    "she's": "she",
+    "shes": "she",
+    "their": "they",
+    "they": "they",
+    "them": "they",
+    "its": "it",
+    "it": "it",
+}
+
+
+def other_pronoun(named: str, question: str) -> bool:
+    """Does ``named`` (the words naming someone: "her name's Clover") name them by another pronoun
+    than the one whose name the question asks ("what was his name, the vet looking at her?")?"""
+    asked = NAME_OF.search(question)
+    said = next((_PRONOUNS[w] for w in re.findall(r"[\w']+", named.lower()) if w in _PRONOUNS), None)
+    return asked is not None and said is not None and said != _PRONOUNS[asked.group(1).lower()]

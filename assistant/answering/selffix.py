@@ -7,8 +7,9 @@ a crumble instead". Quoted whole, the answer carries the old value beside the ne
 both; quoted up to the first sentence, it gives the old one. So:
 
 * **The cue** (``TAKE_BACK``) comes after something said, at a sentence or clause boundary ("no
-  wait", "oh wait", "no sorry", "sorry,", "wait,", "hang on", "scratch that", "i mean", "make
-  that"), and words follow it.
+  wait", "oh wait", "no sorry", "oh no actually", "sorry,", "wait,", "hang on", "scratch that", "i
+  mean", "make that"), and words follow it; a two-word cue may follow a number or code with no mark
+  at all ("its thursday at 10:15 no wait sorry 11:40", ``TAKE_BACK_AFTER_VALUE``).
 * **The part taken back** is the last part before the cue (``parts.marked_parts``: a sentence,
   or a clause cut at a comma, dash, semicolon): what was said just before is what is corrected ("it's on
   the 29th, and it's 35 a head. no hang on, 38 a head": the 29th stands).
@@ -33,11 +34,18 @@ from assistant.retrieval.lexical import words
 # a take-back cue at a boundary: after a sentence end, a comma, semicolon, colon or dash
 TAKE_BACK = re.compile(
     r"(?i)(?:(?<=[.!?,;:])|(?<=\s-)|(?<=\s--))\s*"
-    r"(?P<cue>no,?\s+(?:wait|sorry|hang\s+on|hold\s+on|actually)|oh,?\s+wait|wait,?\s+no|"
+    r"(?P<cue>(?:oh,?\s+)?no,?\s+(?:wait|sorry|hang\s+on|hold\s+on|actually)|oh,?\s+wait|wait,?\s+no|"
     r"actually,?\s+no|hang\s+on|hold\s+on|scratch\s+that|i\s+mean[t]?|make\s+that|or\s+rather|correction|"
     # alone, "wait" and "sorry" take back only when a mark follows ("sorry, the 18th"), not in a
     # sentence of their own ("wait for me at the gate", "sorry for the spam")
     r"(?:wait|sorry)(?=\s*[,.;:!\u2026-]))\b"
+)
+
+
+# a cue typed straight after the value it takes back, with no mark ("its thursday at 10:15 no wait
+# sorry 11:40", "QX48817 no sorry QX48871"): only the two-word cues, only after a number or code
+TAKE_BACK_AFTER_VALUE = re.compile(
+    r"(?i)(?<=\d)\s+(?P<cue>no,?\s+(?:wait|sorry|actually)|wait,?\s+no|actually,?\s+no|sorry,?\s+no)\b"
 )
 
 
@@ -53,7 +61,8 @@ class Fixed:
 def self_fixed(text: str) -> Fixed | None:
     """The turn without the part its own correction takes back, or None when it takes nothing back
     (no cue after something said, or nothing said after the cue)."""
-    for m in TAKE_BACK.finditer(text):
+    cues = sorted([*TAKE_BACK.finditer(text), *TAKE_BACK_AFTER_VALUE.finditer(text)], key=lambda m: m.start())
+    for m in cues:
         before, after = text[: m.start()].rstrip(), text[m.end() :]
         if not (words(before) or _values(before)) or not (words(after) or _values(after)):
             continue

@@ -12,8 +12,9 @@ import pytest
 from assistant.answering.agreement import agrees
 from assistant.answering.answer import grounded_answer
 from assistant.answering.answerable import judge
+from assistant.answering.corrections import CORRECTION
 from assistant.answering.kinds import amounts, expected_kind, kind_beyond
-from assistant.answering.message import about_the_user, split
+from assistant.answering.message import about_the_user, is_question, split
 from assistant.answering.note import Note
 from assistant.answering.notes import mentions, select_notes
 from assistant.answering.quoting import quote_turn
@@ -260,3 +261,57 @@ def test_a_value_bound_to_another_label_is_no_answer():
     # the correction carries the new gate: it answers for the gate, never for the seat
     assert judge(told[1:], "what's my seat number on the plane?", required={"d7"}, told=told).how == "unknown"
     assert judge(told[1:], "what's my gate number?", required={"d7"}, told=told).how == "answer"
+
+
+# ----------------------------------------------------------------------------- said in a hurry
+
+
+@pytest.mark.parametrize(
+    "text, kept, gone",
+    [
+        ("its thursday at 10:15 no wait sorry 11:40, i misread the text", "11:40", "10:15"),
+        ("tracking number is QX48817 no sorry QX48871, i cant read my own writing lol", "QX48871", "QX48817"),
+        ("we're staying three nights, oh no actually four since rhys can only come friday", "four", "three"),
+    ],
+)
+def test_a_value_taken_back_with_no_mark_before_the_cue_is_left_out(text, kept, gone):
+    quote = quote_turn(Note(5, "user", text, 1.0))
+    assert kept in quote and gone not in quote
+
+
+def test_no_wait_with_no_value_before_it_takes_nothing_back():
+    assert self_fixed("there is no wait at the bakery on sundays") is None
+
+
+def test_sorry_i_mean_in_the_next_message_corrects():
+    said = notes(
+        "took it to the shop, they said it'll be ready wednesday",
+        "sorry i mean thursday, wednesday is when the tubes come",
+    )
+    assert CORRECTION.search(said[1].content) and not CORRECTION.search("it was ok i mean whatever")
+
+
+def test_a_question_before_a_question_is_no_fact():
+    assert split("where do we practise, what road is it on?").stated == ""
+
+
+def test_a_question_with_a_remark_after_it_asks():
+    message = "the plumber is gareth pryce, he just texted. what was his surname again? want to save him in my phone"
+    assert is_question(message) and split(message).asked == "what was his surname again?"
+    assert not is_question("i got the job. how cool is that? so happy")
+
+
+def test_a_surname_is_a_name():
+    assert expected_kind("whats her surname, the woman teaching my boy piano?") == "name"
+
+
+def test_a_name_given_by_another_pronoun_is_not_the_one_asked():
+    said = notes("booked her in at the vets, the vet is a guy called Mr Adeyemi", "her name's Clover btw, shes a lop")
+    v = judge(said[::-1], "what was his name, the vet looking at her?", told=said)
+    assert v.how == "answer" and v.notes[0].number == 1
+
+
+def test_a_titled_name_beside_the_role_answers_who_it_is():
+    said = notes("got an emergency appt at the dentist on Harrow Road, its with a dr Okafor, she's meant to be good")
+    v = judge(said, "whats her name again, the dentist whos seeing me?", told=said)
+    assert v.how == "answer" and any("Okafor" in c for c in v.clauses)
