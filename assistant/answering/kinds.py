@@ -49,7 +49,8 @@ KINDS = (
     ("code", CODE_ASKED),
     ("instrument", re.compile(r"(?i)\b(what|which)\s+(musical\s+)?instruments?\b")),
     ("food", re.compile(r"(?i)\b(what|which)\s+(food|dish|meal)\b")),
-    ("amount", re.compile(r"(?i)\bhow\s+much\b")),
+    # "what price did i put it up for?", "whats my membership cost?": the money's own noun asks for an amount
+    ("amount", re.compile(r"(?i)\bhow\s+much\b|\b(price|cost|fee|rent|deposit)s?\b")),
     ("number", re.compile(r"(?i)\bhow\s+(old|many|much|long)\b|\b(number|age)\b")),
 )
 _MONTHS = (

@@ -130,6 +130,8 @@ def test_the_kind_said_first_is_the_kind_asked():
     assert expected_kind("what's the reference number for the boiler job?") == "number"
     assert expected_kind("how much is the brake job going to cost me?") == "amount"
     assert expected_kind("what's my new job?") == "job"
+    assert expected_kind("what price did i put the macbook up for?") == "amount"
+    assert expected_kind("who do i pay the deposit to?") == "name"
 
 
 def test_a_price_with_pence_is_no_clock_time():
