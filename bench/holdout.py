@@ -62,6 +62,7 @@ START = {
     "hazard_memory_assistant": 0.3,
     "hazard_assistant": 0.0,
     "spent_assistant": 1.5,
+    "nearby_spent_assistant": 0.0,
 }
 GRID = {  # the lag first: every other constant is then tuned at the lag it will run with
     "lag": (0, 4),
@@ -74,6 +75,7 @@ GRID = {  # the lag first: every other constant is then tuned at the lag it will
     "hazard_memory_assistant": (0.15, 0.3, 0.6),
     "hazard_assistant": (0.0, 0.002, 0.005),
     "spent_assistant": (0.0, 1.5, 3.0),
+    "nearby_spent_assistant": (0.0, 1.0, 2.0),
 }
 KIND_ONLY = {
     "need": TWO_PEOPLE,
@@ -85,6 +87,7 @@ KIND_ONLY = {
     "hazard_memory_assistant": PERSON_ASSISTANT,
     "hazard_assistant": PERSON_ASSISTANT,
     "spent_assistant": PERSON_ASSISTANT,
+    "nearby_spent_assistant": PERSON_ASSISTANT,
 }
 MIN_GAIN = 0.001  # mean recall a move must gain on the training set to be taken (not noise)
 PRIOR_ALONE = {"citations": 0.0, "citations_assistant": 0.0, "verdict_prior": 0.0, "restored": 0.0}

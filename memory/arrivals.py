@@ -1,6 +1,7 @@
 """What the evidence keeps about each turn besides its citations: the need estimator's prior, the
-turn's role, the step of its first settled cite and whether it was ever brought back after an
-eviction; and, from those, the conversation's own calibration of its priors by role.
+turn's role, the step of its first settled cite, the step a turn beside it was first shown needed and
+whether it was ever brought back after an eviction; and, from those, the conversation's own
+calibration of its priors by role, of a turn already shown needed and of a turn beside one.
 
 All of it is a function of the log (the turns as stored, the citations in step order), so a layer
 rebuilt from the database holds the same table as the live one, and computes the same calibration.
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.logodds import logit
+from memory.nearby import NEARBY, beside_counts, mark_beside
 from memory.verdicts import joins
 
 BLOCK = 16  # steps per block of the evidence's folds (``memory.evidence``)
@@ -38,6 +40,10 @@ class Calibration:
     again: int = 0  # the cites at later steps those turns got after their first
     expected_again: float = 0.0  # how many later cites they would have got at the rate of first ones
     reuse: float = 1.0  # the factor on the odds of a turn already shown needed (``Arrivals.calibration``)
+    beside: int = 0  # turns not yet shown needed when one within ``NEARBY`` of them first was
+    back: int = 0  # those of them first cited after that (the conversation came back to the neighbourhood)
+    expected_back: float = 0.0  # how many would have been at the rate of first cites
+    nearby: float = 1.0  # the factor on the odds of a turn beside one shown needed (``Arrivals.nearby``)
 
     def rows(self) -> list[dict]:
         """One row per role that has turns (the inspector's table)."""
@@ -53,6 +59,15 @@ class Calibration:
             if self.turns[k]
         ]
 
+    def nearby_row(self) -> dict:
+        """The turns beside one shown needed: how often they were cited after it, against the first-cite rate."""
+        return {
+            "beside a cited turn": self.beside,
+            "cited after it": self.back,
+            "expected at the first-cite rate": round(self.expected_back, 1),
+            "factor": round(self.nearby, 2),
+        }
+
     def reuse_row(self) -> dict:
         """The turns already shown needed: how often they came back, against the first-cite rate."""
         return {
@@ -65,7 +80,7 @@ class Calibration:
 
 class Arrivals:
     """Per turn number: prior (NaN: none), its log-odds, role code, first settled cite's step (0: none),
-    restored.
+    the step a turn beside it was first shown needed (``nearby_at``, 0: none), restored.
 
     ``logit`` is ``logodds.logit(prior)`` (0.0, ``logit(0.5)``, where there is none), computed once
     when the prior is set, so a decision reads it instead of taking a logarithm per candidate; the
@@ -81,6 +96,7 @@ class Arrivals:
         "logit",
         "role",
         "settled_at",
+        "nearby_at",
         "last_settled",
         "again",
         "restored_",
@@ -98,6 +114,8 @@ class Arrivals:
         self.logit = np.zeros(64)  # logit(prior): read by the posterior (``Measured._posterior``)
         self.role = np.zeros(64, dtype=np.int8)
         self.settled_at = np.zeros(64, dtype=np.int64)
+        # the first settled cite of a turn within NEARBY of it, at a step after it arrived (0: none)
+        self.nearby_at = np.zeros(64, dtype=np.int64)
         self.last_settled = np.zeros(64, dtype=np.int64)  # step of the last settled cite (0: none)
         self.again = np.zeros(64, dtype=np.int64)  # steps after the first with a settled cite
         self.restored_ = np.zeros(64, dtype=bool)
@@ -114,6 +132,7 @@ class Arrivals:
         self.logit = np.concatenate((self.logit, np.zeros(grow)))
         self.role = np.concatenate((self.role, np.zeros(grow, dtype=np.int8)))
         self.settled_at = np.concatenate((self.settled_at, np.zeros(grow, dtype=np.int64)))
+        self.nearby_at = np.concatenate((self.nearby_at, np.zeros(grow, dtype=np.int64)))
         self.last_settled = np.concatenate((self.last_settled, np.zeros(grow, dtype=np.int64)))
         self.again = np.concatenate((self.again, np.zeros(grow, dtype=np.int64)))
         self.episode = np.concatenate((self.episode, np.zeros(grow, dtype=np.int64)))
@@ -151,6 +170,8 @@ class Arrivals:
             return
         if not self.settled_at[turn]:
             self.settled_at[turn] = step
+            self.reserve(turn + NEARBY + 1)
+            mark_beside(self.nearby_at, turn, step)
         elif step > self.last_settled[turn]:
             self.again[turn] += 1
         self.last_settled[turn] = step
@@ -170,6 +191,7 @@ class Arrivals:
         numbers: np.ndarray,
         reuse_prior: float = 1.0,
         reuse_strength: float = 0.0,
+        nearby_prior: float = 1.0,
     ) -> Calibration:
         """How often this conversation came back to each role's turns, against what their priors said.
 
@@ -200,6 +222,9 @@ class Arrivals:
             reuse = (again + reuse_strength * reuse_prior) / (expected_again + reuse_strength)
 
         (``reuse_prior`` when ``reuse_strength`` is 0 or no turn has been shown needed.)
+
+        ``nearby`` asks the same of the turns *beside* one shown needed (``nearby_at``), with
+        ``nearby_prior`` in place of ``reuse_prior`` and the same pseudo-events (``Arrivals.nearby``).
         """
         turns, cited, p, roles, numbers, hit = self._tally(now, lag, numbers)
         expected = self._expected(turns, p, roles)
@@ -208,8 +233,26 @@ class Arrivals:
         if reuse_strength and needed:
             reuse = _ratio(again + reuse_strength * reuse_prior, expected_again + reuse_strength)
         factor = _factors(turns, cited, expected, strength)
+        beside, back, expected_back = (
+            beside_counts(self.settled_at, self.nearby_at, now, lag, numbers, p) if len(numbers) else (0, 0, 0.0)
+        )
+        nearby = nearby_prior
+        if reuse_strength and beside and nearby_prior != 1.0:
+            nearby = _ratio(back + reuse_strength * nearby_prior, expected_back + reuse_strength)
         return Calibration(
-            now, tuple(turns), tuple(cited), tuple(expected), factor, needed, again, expected_again, reuse
+            now,
+            tuple(turns),
+            tuple(cited),
+            tuple(expected),
+            factor,
+            needed,
+            again,
+            expected_again,
+            reuse,
+            beside,
+            back,
+            expected_back,
+            nearby,
         )
 
     def odds(
@@ -239,6 +282,30 @@ class Arrivals:
             _, again, expected_again = self._again(now, lag, numbers, p, hit)
             reuse = _ratio(again + reuse_strength * reuse_prior, expected_again + reuse_strength)
         return factor, reuse
+
+    def nearby(self, now: int, lag: int, numbers: np.ndarray, prior: float = 1.0, strength: float = 0.0) -> float:
+        """The factor on the odds of a turn beside one shown needed, measured over ``numbers``.
+
+        Where each question is about one place in the conversation (a person asks an assistant about
+        each of their plans once), the turns around a fact it has used are done with too; where the
+        conversation keeps returning to a place, they are not. Over the turns with a prior past their lag
+        window, a turn is *beside* once a turn within ``NEARBY`` of it was first shown needed
+        (``nearby_at``) while it was not yet. Its first settled cite after that is a ``back`` event,
+        against an exposure of ``prior x steps from then (or its lag window's end) to its first cite (or
+        now)``; every other turn's first settled cite is a first-cite event, against ``prior x steps from
+        its lag window's end to that cite, to when it was beside, or to now``. ``expected_back`` is the
+        beside exposure at the first cites' rate, and the factor is their ratio shrunk toward ``prior``
+        (the kind of conversation's) by ``strength`` pseudo-events::
+
+            nearby = (back + strength * prior) / (expected_back + strength)
+
+        ``prior`` when it is 1 (the rule is off), ``strength`` is 0 or no turn is beside one shown needed.
+        """
+        if prior == 1.0 or not strength:
+            return prior
+        _, _, p, _, numbers, _ = self._tally(now, lag, numbers)
+        beside, back, expected_back = beside_counts(self.settled_at, self.nearby_at, now, lag, numbers, p)
+        return _ratio(back + strength * prior, expected_back + strength) if beside else prior
 
     def _tally(self, now: int, lag: int, numbers: np.ndarray) -> tuple:
         """Of ``numbers``, the turns with a prior whose lag window has ended by ``now``: (turns per role,

@@ -83,7 +83,7 @@ class Evidence:
 
     def column(self, name: str, numbers: np.ndarray) -> np.ndarray:
         """``prior`` (NaN: none), ``logit`` (of the prior; 0.0: none), ``role`` (``ROLE_CODES``),
-        ``settled_at`` or ``restored`` of these turns, in order (a copy)."""
+        ``settled_at``, ``nearby_at`` or ``restored`` of these turns, in order (a copy)."""
         return self._table.column(name, numbers)
 
     def priors(self, numbers: np.ndarray) -> np.ndarray:
@@ -104,12 +104,15 @@ class Evidence:
         """An assistant turn has arrived: a person's conversation with an assistant (else people's)."""
         return self._table.assistant
 
-    def calibration(
-        self, now: int, strength: float, numbers: np.ndarray, reuse_prior: float = 1.0, reuse_strength: float = 0.0
-    ) -> Calibration:
-        """The conversation's calibration of its priors by role, and of a turn already shown needed,
-        over ``numbers`` (``Arrivals.calibration``)."""
-        return self._table.calibration(now, strength, self._lag, numbers, reuse_prior, reuse_strength)
+    def calibration(self, now: int, strength: float, numbers: np.ndarray, *priors: float) -> Calibration:
+        """The conversation's calibration of its priors by role, of a turn already shown needed and of
+        a turn beside one, over ``numbers``; ``priors``: reuse prior, reuse strength, nearby prior
+        (``Arrivals.calibration``)."""
+        return self._table.calibration(now, strength, self._lag, numbers, *priors)
+
+    def nearby(self, now: int, numbers: np.ndarray, prior: float = 1.0, strength: float = 0.0) -> float:
+        """``calibration``'s ``nearby`` alone, as a decision reads it (``Arrivals.nearby``)."""
+        return self._table.nearby(now, self._lag, numbers, prior, strength)
 
     def odds(
         self, now: int, strength: float, numbers: np.ndarray, reuse_prior: float = 1.0, reuse_strength: float = 0.0

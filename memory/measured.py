@@ -17,20 +17,10 @@ from memory.evidence import Evidence
 from memory.logodds import TRUST_FLOOR, sigmoids
 from memory.params import param
 from memory.powers import powers
+from memory.recalibration import Confirmation, confirmation, recalibrated
 from memory.types import TurnState
 
 __all__ = ["Confirmation", "Measured"]
-
-
-@dataclass(frozen=True)
-class Confirmation:
-    """The turns a lag window confirmed, how many came back after it, how many the others' rate
-    predicts, and the factor on the evidence this gives (``Measured.confirmation``)."""
-
-    confirmed: int
-    back: int
-    expected: float
-    gain: float
 
 
 @dataclass
@@ -45,6 +35,7 @@ class Measured(Policy):
         z          = logit(p)                                    (need 1; else sharpened about the mean)
                    + recalibrate * log(factor of the turn's role)   (this conversation's own calibration)
                    + recalibrate * log(reuse)                       (once the turn has been shown needed)
+                   + recalibrate * log(nearby)                      (until then, once a turn beside it has)
                    + need_size_power * log(size)
                    + citations * gain ** confirmations * excess   (settled cites and the arrival episode's verdict)
                    + log(max(trust, TRUST_FLOOR))                 (a wrong answer leaned on it early)
@@ -104,7 +95,11 @@ class Measured(Policy):
       the later cites of such turns against what the rate of first cites predicts, shrunk toward the
       kind's ``exp(-spent_assistant)`` by ``reuse_strength`` pseudo-events; between people the fixed
       ``exp(-spent)``): where each fact is asked about once, a fact already used gives way to one not
-      asked about yet; where facts are asked about again, it stays.
+      asked about yet; where facts are asked about again, it stays. ``Calibration.nearby`` asks the
+      same of the turns beside one shown needed (within ``memory.nearby.NEARBY`` turns, arrived before
+      its first settled cite), shrunk toward ``exp(-nearby_spent_assistant)`` (between people
+      ``exp(-nearby_spent)``; 0: off) by the same ``reuse_strength``: where each question is about one
+      place in the talk, the talk around a fact already used gives way too.
     * ``size`` is the turn's tokens over the candidates' mean (scale-free); ``density`` makes
       importance need per token (knapsack order): a budget is spent in tokens.
     * ``gain`` (``Measured.confirmation``, lag > 0) asks the log whether this conversation comes back
@@ -162,6 +157,8 @@ class Measured(Policy):
     spent: float = param(0.0, 0.0, 50.0)
     spent_assistant: float = param(1.5, 0.0, 50.0)
     reuse_strength: float = param(1.0, 0.0, 1e6)
+    nearby_spent: float = param(0.0, 0.0, 50.0)
+    nearby_spent_assistant: float = param(1.0, 0.0, 50.0)
     confirmations: float = param(1.0, 0.0, 8.0)
     confirmation_strength: float = param(1.0, 0.0, 1e6)
     name = "measured"
@@ -316,14 +313,17 @@ class Measured(Policy):
             picked = z[known].tolist()
             centre = math.fsum(picked) / len(picked)  # exactly rounded: order-free
             z = centre + need * (z - centre)
-        if self.recalibrate:
-            factor, reuse = evidence.odds(now, self.calibration_strength, numbers, *self.reuse_prior(evidence))
-            if any(f != 1.0 for f in factor):  # else it adds log(1) = 0.0 to each z
-                logs = np.array([math.log(f) for f in factor])
-                z = z + self.recalibrate * logs[evidence.column("role", numbers)]
-            if reuse != 1.0:  # a turn already shown needed: does this conversation come back to it?
-                shown = evidence.column("settled_at", numbers) > 0
-                z = z + np.where(shown, self.recalibrate * math.log(reuse), 0.0)
+        if self.recalibrate:  # this conversation's own calibration (``memory.recalibration``)
+            z = recalibrated(
+                z,
+                now,
+                numbers,
+                evidence,
+                self.recalibrate,
+                self.calibration_strength,
+                self.reuse_prior(evidence),
+                self.nearby_prior(evidence),
+            )
         if self.need_size_power:
             z = z + self.need_size_power * np.fromiter(map(math.log, sizes.tolist()), np.float64, n)
         z = z + s  # the evidence, already weighted by ``citations``
@@ -352,21 +352,8 @@ class Measured(Policy):
         return out
 
     def confirmation(self, confirmed: np.ndarray, back: np.ndarray) -> Confirmation:
-        """Does this conversation come back to the turns its lag windows confirmed? Among the
-        candidates (past their lag window), those ``confirmed`` (their arrival episode's verdict > 0)
-        that came ``back`` (a cite after the episode by an answer that stood: settled evidence > 0),
-        against how many would have at the rate of the others, shrunk toward 1 by
-        ``confirmation_strength`` pseudo-turns; never below 1."""
-        n = len(confirmed)
-        n_a, e_a = int(np.count_nonzero(confirmed)), int(np.count_nonzero(confirmed & back))
-        e_b = int(np.count_nonzero(back)) - e_a
-        k = self.confirmation_strength
-        pooled = (e_a + e_b) / n if n else 0.0
-        rate_b = (e_b + pooled) / (n - n_a + 1)  # one pseudo-turn at the pooled rate: never 0 once any came back
-        expected = n_a * rate_b
-        gain = (e_a + k) / (expected + k) if n_a and pooled > 0.0 and (expected + k) > 0.0 else 1.0
-        gain = gain if gain > 1.0 else 1.0  # only ever more: confirmed turns may not have had time to come back
-        return Confirmation(n_a, e_a, expected, gain)
+        """``recalibration.confirmation`` at this policy's ``confirmation_strength``."""
+        return confirmation(confirmed, back, self.confirmation_strength)
 
     def confirmation_now(self, candidates: list[TurnState], evidence: Evidence, now: int) -> Confirmation | None:
         """``confirmation`` over ``candidates`` at ``now``, as a decision would measure it (the
@@ -390,6 +377,11 @@ class Measured(Policy):
         (``reuse_strength``; between people none: there the measured reuse did not gain, in-sample
         on LoCoMo, and the settled evidence already says how much a cite brings a turn back)."""
         return math.exp(-self._of_kind("spent", evidence)), self.reuse_strength if evidence.with_assistant else 0.0
+
+    def nearby_prior(self, evidence: Evidence) -> tuple[float, float]:
+        """(nearby prior, its strength) for ``Evidence.nearby``: ``exp(-nearby_spent_assistant)`` once an
+        assistant has spoken, else ``exp(-nearby_spent)`` (1: the rule is off), and ``reuse_strength``."""
+        return math.exp(-self._of_kind("nearby_spent", evidence)), self.reuse_strength
 
     def parts(self, candidates, evidence, now):
         """(prior part, evidence part) per candidate: the evidence part is the importance with the

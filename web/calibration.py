@@ -1,6 +1,7 @@
 """The inspector's caption for the conversation's own calibration of the need prior: per role, how
 often this conversation came back to its turns against what their priors expected, and the factor
-``measured`` puts on their prior odds now (``memory.arrivals.Arrivals.calibration``)."""
+``measured`` puts on their prior odds now; the same for a turn already cited and for the turns beside
+one (``memory.arrivals.Arrivals.calibration``)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ def calibration_text(layer) -> str | None:
         policy.calibration_strength,
         np.array(layer.active_numbers(), dtype=np.int64),
         *policy.reuse_prior(layer.evidence),
+        policy.nearby_prior(layer.evidence)[0],
     )
     rows = cal.rows()
     if not rows:
@@ -40,6 +42,7 @@ def calibration_text(layer) -> str | None:
         + "; ".join(parts)
         + ". Turns this conversation comes back to more than their priors said count more."
         + _reuse(cal)
+        + _nearby(cal)
         + _confirmed(layer, policy)
     )
 
@@ -63,4 +66,16 @@ def _reuse(cal) -> str:
     return (
         f" A turn already cited counts ×{r['factor']:.2f}: {r['cited again']} later cites of the {r['shown needed']} "
         f"cited turns, {r['expected at the first-cite rate']:.1f} expected at the rate of first cites."
+    )
+
+
+def _nearby(cal) -> str:
+    """The factor on the turns beside a cited one, when it acts on some turn in memory (else nothing)."""
+    if not cal.beside or cal.nearby == 1.0:
+        return ""
+    r = cal.nearby_row()
+    return (
+        f" A turn beside a cited one counts ×{r['factor']:.2f}: {r['cited after it']} of the "
+        f"{r['beside a cited turn']} turns beside one were cited after it, "
+        f"{r['expected at the first-cite rate']:.1f} expected at the rate of first cites."
     )

@@ -12,7 +12,14 @@ from memory.layer import MemoryLayer
 from memory.policies import Measured
 from memory.types import MemorySettings
 
-QUIET = dict(hazard_assistant=0.0, hazard_memory_assistant=0.0, citations_assistant=0.0, verdict_prior=0.0)
+# nearby_spent_assistant 0: every turn here is beside a cited one (tests/memory/test_nearby.py covers that factor)
+QUIET = dict(
+    hazard_assistant=0.0,
+    hazard_memory_assistant=0.0,
+    citations_assistant=0.0,
+    verdict_prior=0.0,
+    nearby_spent_assistant=0.0,
+)
 
 
 def _chat(steps: int, again: bool, policy: Measured | None = None) -> MemoryLayer:

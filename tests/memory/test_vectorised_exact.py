@@ -17,6 +17,7 @@ from memory.arrivals import OTHER_ROLE, ROLE_CODES
 from memory.evidence import credit
 from memory.layer import MemoryLayer
 from memory.logodds import TRUST_FLOOR, logit, sigmoid
+from memory.nearby import NEARBY
 from memory.policies import Measured, Policy
 from memory.types import MemorySettings, PinRefused
 from tests.memory.rebuild import rebuilt
@@ -80,6 +81,7 @@ class TurnByTurn(Measured):
                 self.calibration_strength,
                 np.array([t.number for t in candidates], dtype=np.int64),
                 *self.reuse_prior(evidence),
+                self.nearby_prior(evidence)[0],
             )
             factor = cal.factor
             hazard = self.hazard_assistant if evidence.with_assistant else self.hazard
@@ -126,6 +128,8 @@ class TurnByTurn(Measured):
                         break
                     if shown and cal.reuse != 1.0:
                         z = z + self.recalibrate * math.log(cal.reuse)
+                    if not shown and cal.nearby != 1.0 and self._beside(t, evidence, lag, burst):
+                        z = z + self.recalibrate * math.log(cal.nearby)
                 if self.need_size_power:
                     z = z + self.need_size_power * math.log(size)
                 z = z + s
@@ -148,6 +152,23 @@ class TurnByTurn(Measured):
             out[k] = s
         return out
 
+    @staticmethod
+    def _beside(t, evidence, lag: int, burst: int) -> bool:
+        """Some turn within ``NEARBY`` of ``t`` got its first cite after its arrival episode at a step
+        after ``t`` arrived (read from the raw log)."""
+        for c in range(max(1, t.number - NEARBY), t.number + NEARBY + 1):
+            if c == t.number:
+                continue
+            prev = c
+            for cite in evidence.of(c):
+                if cite.step < c + lag or (burst and cite.step - prev <= burst):
+                    prev = cite.step
+                    continue
+                if cite.step > t.number:
+                    return True
+                break
+        return False
+
 
 KNOBS = [  # seeds not divisible by 4 give most turns a prior (the posterior), a tenth none (the size prior)
     {},
@@ -169,10 +190,12 @@ KNOBS = [  # seeds not divisible by 4 give most turns a prior (the posterior), a
     ),
     dict(citations_assistant=0.5, need_assistant=0.7, need=1.2, citations=2.0, confirmations=2.0),
     dict(confirmations=0.5, confirmation_strength=0.0, wrong_weight=0.2),  # seed 16
+    dict(nearby_spent_assistant=1.0, spent_assistant=2.0, need_assistant=1.2),  # seed 17: beside a cited turn
+    dict(nearby_spent_assistant=2.0, reuse_strength=0.0, nearby_spent=0.7, burst=3.0),  # fixed factors, people too
 ]
 
 
-@pytest.mark.parametrize("seed", [*range(17), 31, 50])  # 31, 50: knobs 14 and 16 again, with an assistant
+@pytest.mark.parametrize("seed", [*range(19), 35, 37, 71])  # 71, 35, 37: knobs 14, 16 and 18 again, with an assistant
 def test_vectorised_measured_equals_the_turn_by_turn_loop(seed):
     rng = random.Random(seed)
     knobs = KNOBS[seed % len(KNOBS)]

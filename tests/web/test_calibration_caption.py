@@ -48,3 +48,9 @@ def test_the_caption_says_how_much_confirmed_evidence_counts():
     text = calibration_text(layer)
     assert "Evidence counts ×" in text and "turns their lag window confirmed were cited again later" in text
     assert "Evidence counts" not in (calibration_text(_layer(Measured(confirmations=0.0))) or "")
+
+
+def test_the_caption_says_how_much_a_turn_beside_a_cited_one_counts():
+    text = calibration_text(_layer(Measured(nearby_spent_assistant=1.0)))
+    assert "A turn beside a cited one counts ×" in text and "turns beside one were cited after it" in text
+    assert "beside a cited one" not in calibration_text(_layer(Measured(nearby_spent_assistant=0.0)))
