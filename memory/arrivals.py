@@ -264,23 +264,8 @@ class Arrivals:
         reuse_prior: float = 1.0,
         reuse_strength: float = 0.0,
     ) -> tuple[tuple[float, ...], float]:
-        """``calibration``'s ``factor`` and ``reuse`` alone (what a decision reads), the same numbers,
-        without what neither needs: the sums of priors when fewer than two roles have turns (every
-        factor is then 1), the reuse exposures when ``reuse_strength`` is 0 or no turn has been
-        shown needed (``reuse`` is then ``reuse_prior``)."""
-        if not reuse_strength and self.roles & (self.roles - 1) == 0:
-            # at most one role has ever had a prior: every factor is 1 whatever the turns, and no
-            # reuse is measured
-            return (1.0,) * len(ROLE_NAMES), reuse_prior
-        turns, cited, p, roles, numbers, hit = self._tally(now, lag, numbers)
-        if sum(1 for k in turns if k) > 1:
-            factor = _factors(turns, cited, self._expected(turns, p, roles), strength)
-        else:
-            factor = (1.0,) * len(ROLE_NAMES)
-        reuse = reuse_prior
-        if reuse_strength and sum(cited):  # some turn was shown needed
-            _, again, expected_again = self._again(now, lag, numbers, p, hit)
-            reuse = _ratio(again + reuse_strength * reuse_prior, expected_again + reuse_strength)
+        """``calibration``'s ``factor`` and ``reuse`` alone (``factors`` without ``nearby``)."""
+        factor, reuse, _ = self.factors(now, strength, lag, numbers, reuse_prior, reuse_strength)
         return factor, reuse
 
     def nearby(self, now: int, lag: int, numbers: np.ndarray, prior: float = 1.0, strength: float = 0.0) -> float:
@@ -301,11 +286,44 @@ class Arrivals:
 
         ``prior`` when it is 1 (the rule is off), ``strength`` is 0 or no turn is beside one shown needed.
         """
-        if prior == 1.0 or not strength:
-            return prior
-        _, _, p, _, numbers, _ = self._tally(now, lag, numbers)
-        beside, back, expected_back = beside_counts(self.settled_at, self.nearby_at, now, lag, numbers, p)
-        return _ratio(back + strength * prior, expected_back + strength) if beside else prior
+        return self.factors(now, 0.0, lag, numbers, nearby_prior=prior, nearby_strength=strength)[2]
+
+    def factors(
+        self,
+        now: int,
+        strength: float,
+        lag: int,
+        numbers: np.ndarray,
+        reuse_prior: float = 1.0,
+        reuse_strength: float = 0.0,
+        nearby_prior: float = 1.0,
+        nearby_strength: float = 0.0,
+    ) -> tuple[tuple[float, ...], float, float]:
+        """``calibration``'s ``factor``, ``reuse`` and ``nearby`` (what a decision reads), the same
+        numbers from one tally of the turns, without what none needs: the sums of priors when fewer than
+        two roles have turns (every factor is then 1), the reuse exposures when ``reuse_strength`` is 0
+        or no turn has been shown needed (``reuse`` is then ``reuse_prior``), the beside counts when
+        ``nearby_prior`` is 1 or ``nearby_strength`` 0 (``nearby`` is then ``nearby_prior``)."""
+        ones = (1.0,) * len(ROLE_NAMES)
+        beside_wanted = nearby_prior != 1.0 and nearby_strength
+        if not reuse_strength and not beside_wanted and self.roles & (self.roles - 1) == 0:
+            # at most one role has ever had a prior: every factor is 1 whatever the turns, and neither
+            # reuse nor nearby is measured
+            return ones, reuse_prior, nearby_prior
+        turns, cited, p, roles, numbers, hit = self._tally(now, lag, numbers)
+        factor = ones
+        if sum(1 for k in turns if k) > 1:
+            factor = _factors(turns, cited, self._expected(turns, p, roles), strength)
+        reuse = reuse_prior
+        if reuse_strength and sum(cited):  # some turn was shown needed
+            _, again, expected_again = self._again(now, lag, numbers, p, hit)
+            reuse = _ratio(again + reuse_strength * reuse_prior, expected_again + reuse_strength)
+        nearby = nearby_prior
+        if beside_wanted:
+            beside, back, expected_back = beside_counts(self.settled_at, self.nearby_at, now, lag, numbers, p)
+            if beside:
+                nearby = _ratio(back + nearby_strength * nearby_prior, expected_back + nearby_strength)
+        return factor, reuse, nearby
 
     def _tally(self, now: int, lag: int, numbers: np.ndarray) -> tuple:
         """Of ``numbers``, the turns with a prior whose lag window has ended by ``now``: (turns per role,

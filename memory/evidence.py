@@ -121,6 +121,12 @@ class Evidence:
         (``Arrivals.odds``)."""
         return self._table.odds(now, strength, self._lag, numbers, reuse_prior, reuse_strength)
 
+    def factors(
+        self, now: int, strength: float, numbers: np.ndarray, reuse: tuple[float, float], nearby: tuple[float, float]
+    ) -> tuple[tuple[float, ...], float, float]:
+        """``odds`` and ``nearby`` from one tally, each of ``reuse``, ``nearby`` a (prior, strength)."""
+        return self._table.factors(now, strength, self._lag, numbers, *reuse, *nearby)
+
     @property
     def lag(self) -> int:
         """Steps after arrival during which a turn's evidence is provisional (read-only: the fold

@@ -46,11 +46,10 @@ def recalibrated(
     it has been shown needed, ``nearby`` while it has not but a turn beside it has; ``reuse_prior`` and
     ``nearby_prior`` are each (prior, strength) of the kind of conversation (``Measured.reuse_prior``,
     ``Measured.nearby_prior``; the class docstring says the formula)."""
-    factor, reuse = evidence.odds(now, strength, numbers, *reuse_prior)
+    factor, reuse, nearby = evidence.factors(now, strength, numbers, reuse_prior, nearby_prior)
     if any(f != 1.0 for f in factor):  # else it adds log(1) = 0.0 to each z
         logs = np.array([math.log(f) for f in factor])
         z = z + weight * logs[evidence.column("role", numbers)]
-    nearby = evidence.nearby(now, numbers, *nearby_prior)
     if reuse != 1.0 or nearby != 1.0:
         shown = evidence.column("settled_at", numbers) > 0
         if reuse != 1.0:  # a turn already shown needed: does this conversation come back to it?
