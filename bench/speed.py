@@ -14,6 +14,9 @@ generated conversations (seeded), each in its own table (``--roles``):
   to user turns as in LongMemEval's evidence, and the budget is enforced. Assistant turns get lower
   priors. Here the role, reuse and nearby factors act as they do in the product.
 
+The pure run gives each turn a fixed pattern of priors; the persisted run stores each turn as the app
+does, its prior computed by the need model. Columns of each table (the JSON adds ``user_cite_share``):
+
 * pure: ``MemoryLayer`` alone, every step timed.
 * persisted: the same steps through ``assistant.store.MemoryStore`` on a fresh SQLite file (one unit
   of work per step: lock, layer from cache, rows written, commit), every step timed.
