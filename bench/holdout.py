@@ -72,7 +72,7 @@ GRID = {  # the lag first: every other constant is then tuned at the lag it will
     "citations_assistant": (0.5, 1.0, 2.0),
     "hazard_memory": (0.3, 0.6, 1.0),
     "hazard": (0.0, 0.003, 0.01),
-    "hazard_memory_assistant": (0.15, 0.3, 0.6),
+    "hazard_memory_assistant": (0.05, 0.15, 0.3, 0.6),
     "hazard_assistant": (0.0, 0.002, 0.005),
     "spent_assistant": (0.0, 1.5, 3.0),
     "nearby_spent_assistant": (0.0, 1.0, 2.0),

@@ -2,11 +2,12 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from bench import holdout, need_data
 from bench.fakes.embedder import HashEmbedder
-from bench.locomo import PERSON_ASSISTANT, TWO_PEOPLE
+from bench.locomo import PERSON_ASSISTANT, TWO_PEOPLE, parse_conversation
 from bench.protocol import QuestionResult
 from cli import bench as bench_cli
 from memory.need_models import model_from_dict
@@ -90,3 +91,18 @@ def test_holdout_command_fits_on_the_others_only(tmp_path, monkeypatch):
     assert shipped.meta["trained_on"] == res["final"]["need_model"]["meta"]["trained_on"]
     # the cache lives where it was told to, never in the repository
     assert list((tmp_path / "cache").glob("emb-*.npy"))
+
+
+def test_a_fit_can_take_the_per_memory_hazard_with_an_assistant_below_015():
+    """Where the training conversations keep more with a weaker per-memory hazard, the fit can go below
+    0.15 (the grid's floor before; held out, both person-assistant folds chose that floor)."""
+    convs = [parse_conversation(_conversation(k)) for k in range(3)]
+    tables = {("f", i): need_data.table(c, np.zeros((len(c.turns), 1))) for i, c in enumerate(convs)}
+    kinds = {r: PERSON_ASSISTANT for r in tables}
+
+    def mapper(fn, jobs):  # recall on the training conversations falls as the hazard grows; nothing else matters
+        rate = [dict(job[2].params)["hazard_memory_assistant"] for job in jobs]
+        return [[QuestionResult("c", 0, 1, 100, round(100 * (1.0 - r)))] for r in rate]
+
+    fitted = holdout.fit(list(tables), tables, kinds, mapper)
+    assert fitted.params["hazard_memory_assistant"] == min(holdout.GRID["hazard_memory_assistant"]) < 0.15
