@@ -112,7 +112,7 @@ def grounded_answer(
         text
         and language(text) == lang
         and agrees(text, vec, notes, message, required)
-        and model_answers(text, message, verdict)
+        and model_answers(text, message, verdict, told)
         and not carries_stale(text, taken_back)
     ):
         text = cap_text(text, cap, count)

@@ -217,7 +217,7 @@ ROLES = (
     "landlord landlady",
     "dentist",
     "vet veterinarian",
-    "hairdresser barber",
+    "hairdresser barber stylist",
     "therapist counsellor",
     "lawyer solicitor",
     "accountant",

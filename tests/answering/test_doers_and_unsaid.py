@@ -1,0 +1,81 @@
+"""Who does a thing for the user, said by role ("who owns my flat?" and "landlord is a guy called mr
+haddad"), and the model's text that ties a value to a word of the question nobody said ("You're
+making a lasagne for dessert." when only a lasagne and a salad were spoken of)."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.answering.answer import grounded_answer
+from assistant.answering.answerable import judge, ties_unsaid
+from assistant.answering.doing import no_doer
+from assistant.answering.heads import Similar, asked_for, says_head
+from assistant.answering.note import Note
+from bench.fakes.llm import FakeLLM
+
+WORDS = lambda text: len(text.split())  # noqa: E731  (a token counter: one token per word)
+
+
+def notes(*texts: str) -> list[Note]:
+    return [Note(2 * i + 1, "user", t, 1.0) for i, t in enumerate(texts)]
+
+
+# ----------------------------------------------------------------------------- the doer by role
+
+
+@pytest.mark.parametrize(
+    "question, said",
+    [
+        ("who owns my flat?", ["moved into the new flat", "landlord is a guy called Mr Haddad, seems nice enough"]),
+        ("who am i renting from?", ["moving in this weekend!!", "landlord is a Mr Achterberg, seems nice enough"]),
+        ("who's training me?", ["signed up for a half marathon", "my coach is called Bongani, he's tough"]),
+        ("who services my car?", ["the mechanic is Tully's Auto on Birch rd"]),
+        ("who runs things at the allotment?", ["got an allotment finally", "the secretary is a lady called Ingrid"]),
+    ],
+)
+def test_the_doer_of_the_verb_said_by_role_answers_who(question, said):
+    told = notes(*said)
+    verdict = judge(told, question, None, (), told)
+    assert verdict.how == "answer"
+    assert verdict.clauses and all(c in said[-1] for c in verdict.clauses)
+    assert not no_doer(question, told)
+
+
+def test_a_role_is_no_doer_of_another_verb():
+    # a coach trains; the question asks who cleans
+    told = notes("my coach is called Bongani, he's tough")
+    assert no_doer("who cleans my flat?", told)
+
+
+def test_the_doers_roles_count_only_for_a_name():
+    # "where do I run on sundays?" asks a place: a manager said somewhere is not the run
+    asked = asked_for("where do i run on sundays?")
+    assert asked is not None and asked.kind == "place"
+    assert not says_head("my manager lives in Leeds", asked, Similar(None))
+    assert says_head("my manager is Priya", asked_for("who runs the team?"), Similar(None))
+
+
+# ----------------------------------------------------------------------------- the model's unsaid word
+
+
+def test_a_word_of_the_question_no_statement_says_is_not_the_models_to_tie():
+    said = notes("thinking of doing a big lasagne and a salad")
+    assert ties_unsaid("You're making a lasagne for dessert.", "what am i making for dessert?", said)
+    assert not ties_unsaid("You're making a big lasagne and a salad.", "what am i making for dinner?", said)
+    # the question's words that a statement says are the model's to repeat
+    lukas = notes("My best friend Lukas lives in Vienna.")
+    assert not ties_unsaid("Lukas lives in Vienna.", "Where does Lukas live?", lukas)
+
+
+def test_the_models_dessert_falls_back_to_the_notes_own_words():
+    said = notes(
+        "having friends over for dinner on friday",
+        "thinking of doing a big lasagne and a salad",
+        "oh and Tomasz is coeliac so everything has to be gluten free",
+    )
+    llm = FakeLLM(default="You're making a lasagne for dessert.")
+    text, _, how, _ = grounded_answer(
+        llm, lambda t: None, said[1:2], "what am i making for dessert?", 40, WORDS, told=said
+    )
+    assert "for dessert" not in text
+    assert how == "extractive"
