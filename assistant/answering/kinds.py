@@ -59,8 +59,10 @@ _MONTHS = (
 )
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday weekend tomorrow tonight today yesterday"
 _PERIODS = "morning afternoon evening night week weekend month year spring summer autumn fall winter"
+# a day, a date or a time of day; an ordinal before a birthday is an age ("her 60th birthday")
 TIME_WORDS = re.compile(
-    rf"(?i)\b({'|'.join((_MONTHS + ' ' + _DAYS).split())})s?\b|\b\d{{1,2}}(:\d\d|\s?[ap]\.?m\b|st|nd|rd|th)\b"
+    rf"(?i)\b({'|'.join((_MONTHS + ' ' + _DAYS).split())})s?\b"
+    r"|\b\d{1,2}(:\d\d|\s?[ap]\.?m\b|(?:st|nd|rd|th)(?!\s+(?:birthday|bday|anniversary)))\b"
     rf"|\b(this|next|last|every|each|in the)\s+({'|'.join(_PERIODS.split())})\b|\b(ago|19\d\d|20\d\d)\b"
 )
 # an hour of the day and its minutes ("8:45", "6.05"): "88.50" is a price, not a time

@@ -4,12 +4,14 @@ making a lasagne for dessert." when only a lasagne and a salad were spoken of)."
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from assistant.answering.answer import grounded_answer
 from assistant.answering.answerable import judge, ties_unsaid
 from assistant.answering.doing import no_doer
 from assistant.answering.heads import Similar, asked_for, says_head
+from assistant.answering.kinds import has_kind
 from assistant.answering.note import Note
 from bench.fakes.llm import FakeLLM
 
@@ -79,3 +81,38 @@ def test_the_models_dessert_falls_back_to_the_notes_own_words():
     )
     assert "for dessert" not in text
     assert how == "extractive"
+
+
+# ----------------------------------------------------------------------------- dates
+
+
+def test_a_corrections_note_comes_before_another_answering_note():
+    said = notes(
+        "my son Dmitri has his chemistry exam coming up",
+        "its on the 22nd in room 3B",
+        "actually the school just emailed, they moved it to the 24th",
+        "he's been studying every night, im so proud of him",
+    )
+    vectors = {"exam": [1.0, 0.1], "studying": [0.9, 0.2]}  # "studying" says the exam, by the embeddings
+
+    def embed(text):
+        v = np.asarray(vectors.get(text, [0.0, 1.0]), dtype=np.float32)
+        return v / np.linalg.norm(v)
+
+    cited = [said[3], said[2], said[0]]
+    verdict = judge(cited, "when is dmitri's chemistry exam?", embed, {"24th"}, said)
+    assert verdict.how == "answer" and verdict.notes[0].content == said[2].content
+
+
+@pytest.mark.parametrize(
+    "text, dated",
+    [
+        ("planning my mom's 60th birthday party!!", False),
+        ("it's their 25th anniversary next month", True),  # "next month" is the date
+        ("the 25th anniversary dinner", False),
+        ("my 30th birthday is on the 5th", True),
+        ("its on the 22nd", True),
+    ],
+)
+def test_an_ordinal_before_a_birthday_is_an_age_not_a_date(text, dated):
+    assert has_kind(text, "time") is dated
