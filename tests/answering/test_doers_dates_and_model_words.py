@@ -1,6 +1,7 @@
 """Who does a thing for the user, said by role ("who owns my flat?" and "landlord is a guy called mr
-haddad"), and the model's text that ties a value to a word of the question nobody said ("You're
-making a lasagne for dessert." when only a lasagne and a salad were spoken of)."""
+haddad"); the model's text that ties a value to a word of the question nobody said ("You're making a
+lasagne for dessert." when only a lasagne and a salad were spoken of); dates: a birthday's ordinal,
+a correction's new day first, and what "it got moved" speaks of."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from assistant.answering.doing import no_doer
 from assistant.answering.heads import Similar, asked_for, says_head
 from assistant.answering.kinds import has_kind
 from assistant.answering.note import Note
+from assistant.answering.referents import referent
 from bench.fakes.llm import FakeLLM
 
 WORDS = lambda text: len(text.split())  # noqa: E731  (a token counter: one token per word)
@@ -116,3 +118,15 @@ def test_a_corrections_note_comes_before_another_answering_note():
 )
 def test_an_ordinal_before_a_birthday_is_an_age_not_a_date(text, dated):
     assert has_kind(text, "time") is dated
+
+
+def test_what_was_moved_to_another_day_is_the_statement_that_had_a_day():
+    told = notes(
+        "big presentation for the board on friday, my manager Fatima is presenting with me",
+        "i barely slept",
+        "actually it got moved to monday, Fatima just messaged me",
+    )
+    assert referent(told[2], told) is told[0]
+    # people who move house had no day
+    family = notes("my parents are retired now", "they moved to Leeds last year")
+    assert referent(family[1], family) is family[0]
