@@ -14,13 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memory.factors import ROLE_NAMES, Factors, factors, ratio, role_factors
 from memory.logodds import logit
 from memory.nearby import NEARBY, beside_counts, mark_beside
 from memory.verdicts import joins
 
 BLOCK = 16  # steps per block of the evidence's folds (``memory.evidence``)
-ROLE_NAMES = ("user", "assistant", "other")
-FACTOR_RANGE = (1e-12, 1e12)  # a factor outside it comes from overflowing priors: read as 1
 ROLE_CODES = {"user": 0, "assistant": 1}
 OTHER_ROLE = 2
 
@@ -231,14 +230,14 @@ class Arrivals:
         needed, again, expected_again = self._again(now, lag, numbers, p, hit) if len(numbers) else (0, 0, 0.0)
         reuse = reuse_prior
         if reuse_strength and needed:
-            reuse = _ratio(again + reuse_strength * reuse_prior, expected_again + reuse_strength)
-        factor = _factors(turns, cited, expected, strength)
+            reuse = ratio(again + reuse_strength * reuse_prior, expected_again + reuse_strength)
+        factor = role_factors(turns, cited, expected, strength)
         beside, back, expected_back = (
             beside_counts(self.settled_at, self.nearby_at, now, lag, numbers, p) if len(numbers) else (0, 0, 0.0)
         )
         nearby = nearby_prior
         if reuse_strength and beside and nearby_prior != 1.0:
-            nearby = _ratio(back + reuse_strength * nearby_prior, expected_back + reuse_strength)
+            nearby = ratio(back + reuse_strength * nearby_prior, expected_back + reuse_strength)
         return Calibration(
             now,
             tuple(turns),
@@ -265,8 +264,8 @@ class Arrivals:
         reuse_strength: float = 0.0,
     ) -> tuple[tuple[float, ...], float]:
         """``calibration``'s ``factor`` and ``reuse`` alone (``factors`` without ``nearby``)."""
-        factor, reuse, _ = self.factors(now, strength, lag, numbers, reuse_prior, reuse_strength)
-        return factor, reuse
+        out = self.factors(now, strength, lag, numbers, reuse_prior, reuse_strength)
+        return out.factor, out.reuse
 
     def nearby(self, now: int, lag: int, numbers: np.ndarray, prior: float = 1.0, strength: float = 0.0) -> float:
         """The factor on the odds of a turn beside one shown needed, measured over ``numbers``.
@@ -286,7 +285,7 @@ class Arrivals:
 
         ``prior`` when it is 1 (the rule is off), ``strength`` is 0 or no turn is beside one shown needed.
         """
-        return self.factors(now, 0.0, lag, numbers, nearby_prior=prior, nearby_strength=strength)[2]
+        return self.factors(now, 0.0, lag, numbers, nearby_prior=prior, nearby_strength=strength).nearby
 
     def factors(
         self,
@@ -298,32 +297,13 @@ class Arrivals:
         reuse_strength: float = 0.0,
         nearby_prior: float = 1.0,
         nearby_strength: float = 0.0,
-    ) -> tuple[tuple[float, ...], float, float]:
+    ) -> Factors:
         """``calibration``'s ``factor``, ``reuse`` and ``nearby`` (what a decision reads), the same
-        numbers from one tally of the turns, without what none needs: the sums of priors when fewer than
-        two roles have turns (every factor is then 1), the reuse exposures when ``reuse_strength`` is 0
-        or no turn has been shown needed (``reuse`` is then ``reuse_prior``), the beside counts when
-        ``nearby_prior`` is 1 or ``nearby_strength`` 0 (``nearby`` is then ``nearby_prior``)."""
-        ones = (1.0,) * len(ROLE_NAMES)
-        beside_wanted = nearby_prior != 1.0 and nearby_strength
-        if not reuse_strength and not beside_wanted and self.roles & (self.roles - 1) == 0:
-            # at most one role has ever had a prior: every factor is 1 whatever the turns, and neither
-            # reuse nor nearby is measured
-            return ones, reuse_prior, nearby_prior
-        turns, cited, p, roles, numbers, hit = self._tally(now, lag, numbers)
-        factor = ones
-        if sum(1 for k in turns if k) > 1:
-            factor = _factors(turns, cited, self._expected(turns, p, roles), strength)
-        reuse = reuse_prior
-        if reuse_strength and sum(cited):  # some turn was shown needed
-            _, again, expected_again = self._again(now, lag, numbers, p, hit)
-            reuse = _ratio(again + reuse_strength * reuse_prior, expected_again + reuse_strength)
-        nearby = nearby_prior
-        if beside_wanted:
-            beside, back, expected_back = beside_counts(self.settled_at, self.nearby_at, now, lag, numbers, p)
-            if beside:
-                nearby = _ratio(back + nearby_strength * nearby_prior, expected_back + nearby_strength)
-        return factor, reuse, nearby
+        numbers from one read of the turns' columns, with the columns the posterior applies them by
+        (``memory.factors``)."""
+        return factors(
+            self, now, strength, lag, numbers, (reuse_prior, reuse_strength), (nearby_prior, nearby_strength)
+        )
 
     def _tally(self, now: int, lag: int, numbers: np.ndarray) -> tuple:
         """Of ``numbers``, the turns with a prior whose lag window has ended by ``now``: (turns per role,
@@ -362,27 +342,3 @@ class Arrivals:
             return needed, int(self.again[numbers[hit]].sum()), 0.0
         since = math.fsum((p[hit] * (now - first[hit])).tolist())
         return needed, int(self.again[numbers[hit]].sum()), since * (needed / before)
-
-
-def _factors(turns: list[int], cited: list[int], expected: list[float], strength: float) -> tuple[float, ...]:
-    """Each role's factor on its prior odds (``Arrivals.calibration``): 1 while nothing has been cited
-    after its lag window, for a role without turns and where one role has them all."""
-    n = len(turns)
-    total = math.fsum(expected)
-    rate = sum(cited) / total if total > 0.0 else 0.0
-    mean = [expected[k] / turns[k] if turns[k] else 0.0 for k in range(n)]  # a pseudo-turn's prior
-    return tuple(
-        1.0
-        if rate <= 0.0 or mean[k] <= 0.0 or turns[k] == sum(turns)
-        else _ratio(cited[k] + strength * mean[k] * rate, (expected[k] + strength * mean[k]) * rate)
-        for k in range(n)
-    )
-
-
-def _ratio(a: float, b: float) -> float:
-    """``a / b``, or 1 where priors near the smallest float make it overflow or divide by zero (such
-    a factor says nothing)."""
-    if not (b > 0.0 and math.isfinite(a) and math.isfinite(b)):
-        return 1.0
-    f = a / b
-    return f if FACTOR_RANGE[0] <= f <= FACTOR_RANGE[1] else 1.0

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from memory.arrivals import BLOCK, Arrivals, Calibration
+from memory.arrivals import BLOCK, Arrivals, Calibration, Factors
 from memory.mirror import Mirror
 from memory.powers import powers
 from memory.types import Citation, TurnState
@@ -123,8 +123,8 @@ class Evidence:
 
     def factors(
         self, now: int, strength: float, numbers: np.ndarray, reuse: tuple[float, float], nearby: tuple[float, float]
-    ) -> tuple[tuple[float, ...], float, float]:
-        """``odds`` and ``nearby`` from one tally, each of ``reuse``, ``nearby`` a (prior, strength)."""
+    ) -> Factors:
+        """``odds``, ``nearby`` and the columns read (``memory.factors``); ``reuse``, ``nearby``: (prior, strength)"""
         return self._table.factors(now, strength, self._lag, numbers, *reuse, *nearby)
 
     @property

@@ -46,16 +46,19 @@ def recalibrated(
     it has been shown needed, ``nearby`` while it has not but a turn beside it has; ``reuse_prior`` and
     ``nearby_prior`` are each (prior, strength) of the kind of conversation (``Measured.reuse_prior``,
     ``Measured.nearby_prior``; the class docstring says the formula)."""
-    factor, reuse, nearby = evidence.factors(now, strength, numbers, reuse_prior, nearby_prior)
+    # the columns come with the factors where measuring them read them (else they are read here)
+    factor, reuse, nearby, role, shown, beside = evidence.factors(now, strength, numbers, reuse_prior, nearby_prior)
     if any(f != 1.0 for f in factor):  # else it adds log(1) = 0.0 to each z
         logs = np.array([math.log(f) for f in factor])
-        z = z + weight * logs[evidence.column("role", numbers)]
+        z = z + weight * logs[evidence.column("role", numbers) if role is None else role]
     if reuse != 1.0 or nearby != 1.0:
-        shown = evidence.column("settled_at", numbers) > 0
+        if shown is None:
+            shown = evidence.column("settled_at", numbers) > 0
         if reuse != 1.0:  # a turn already shown needed: does this conversation come back to it?
             z = z + np.where(shown, weight * math.log(reuse), 0.0)
         if nearby != 1.0:  # a turn beside one shown needed: does it come back to those?
-            beside = (evidence.column("nearby_at", numbers) > 0) & ~shown
+            if beside is None:
+                beside = (evidence.column("nearby_at", numbers) > 0) & ~shown
             z = z + np.where(beside, weight * math.log(nearby), 0.0)
     return z
 
