@@ -231,7 +231,7 @@ ROLES = (
     "landlord landlady",
     "dentist",
     "vet veterinarian",
-    "hairdresser barber stylist",
+    "hairdresser barber",
     "therapist counsellor",
     "lawyer solicitor",
     "accountant",
