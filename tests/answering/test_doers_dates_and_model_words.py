@@ -1,7 +1,8 @@
 """Who does a thing for the user, said by role ("who owns my flat?" and "landlord is a guy called mr
 haddad"); the model's text that ties a value to a word of the question nobody said ("You're making a
 lasagne for dessert." when only a lasagne and a salad were spoken of); dates: a birthday's ordinal,
-a correction's new day first, and what "it got moved" speaks of."""
+a correction's new day first, what "it got moved" speaks of; a value taken back in a sentence of its
+own ("Sorry, I misread the ticket, it's 09:30.")."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from assistant.answering.doing import no_doer
 from assistant.answering.heads import Similar, asked_for, says_head
 from assistant.answering.kinds import has_kind
 from assistant.answering.note import Note
+from assistant.answering.quoting import quote_turn
 from assistant.answering.referents import referent
+from assistant.answering.selffix import self_fixed
 from bench.fakes.llm import FakeLLM
 
 WORDS = lambda text: len(text.split())  # noqa: E731  (a token counter: one token per word)
@@ -130,3 +133,36 @@ def test_what_was_moved_to_another_day_is_the_statement_that_had_a_day():
     # people who move house had no day
     family = notes("my parents are retired now", "they moved to Leeds last year")
     assert referent(family[1], family) is family[0]
+
+
+# ----------------------------------------------------------------------------- taken back in a sentence of its own
+
+
+@pytest.mark.parametrize(
+    "text, kept, gone",
+    [
+        ("The appointment is at 2:30pm. Oh, hang on, the confirmation text says 1:30pm.", "1:30pm", "2:30"),
+        ("The policy number is HM-448190. Apologies, I mistyped that: it's HM-448109.", "HM-448109", "448190"),
+        ("I need to be there for 8:45. Actually, I've just checked the email again and it says 9:15.", "9:15", "8:45"),
+        ("the key safe code is 1906... oh hang on no it's 1609", "1609", "1906"),
+    ],
+)
+def test_a_sentence_that_takes_the_value_back_is_quoted_without_it(text, kept, gone):
+    quote = quote_turn(Note(3, "user", text, 1.0))
+    assert kept in quote and gone not in quote
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["My flight is at 9:40. Actually, I'm a bit nervous.", "My flight is at 9:40. Sorry, I'm all over the place."],
+)
+def test_a_sorry_or_actually_that_gives_no_value_takes_nothing_back(text):
+    assert self_fixed(text) is None
+
+
+def test_asked_for_the_number_a_turn_takes_back_the_fix_alone_answers():
+    text = "My train leaves King's Cross at 08:30 on Tuesday. Sorry, I misread the ticket, it's 09:30."
+    timed = quote_turn(Note(3, "user", text, 1.0), question="What time does my train leave on Tuesday?")
+    assert "09:30" in timed and "08:30" not in timed
+    # asked for the station, the part that names it stands
+    assert "King's Cross" in quote_turn(Note(3, "user", text, 1.0), question="Which station does my train leave from?")
