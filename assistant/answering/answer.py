@@ -82,7 +82,7 @@ def grounded_answer(
     question's own message states, if any (``answerable.judge``)."""
     lang = language(message)
     # the values a turn took back in its own breath ("$38 a month - no wait, it's $42 now")
-    fixes = [self_fixed(n.content) for n in notes if n.role == "user"]
+    fixes = [self_fixed(n.content, alone=True) for n in notes if n.role == "user"]
     taken_back = frozenset(stale).union(*(f.stale for f in fixes if f is not None))
     verdict = judge(notes, message, embed, required, told, own)
     if verdict.how == "unknown":
@@ -112,7 +112,7 @@ def grounded_answer(
         text
         and language(text) == lang
         and agrees(text, vec, notes, message, required)
-        and model_answers(text, message, verdict)
+        and model_answers(text, message, verdict, told)
         and not carries_stale(text, taken_back)
     ):
         text = cap_text(text, cap, count)

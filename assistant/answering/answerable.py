@@ -36,15 +36,15 @@ from assistant.answering.binding import (
     unnamed_which,
     values_of,
 )
-from assistant.answering.heads import Asked, Similar, asked_for, says_head
+from assistant.answering.heads import LIGHT, Asked, Similar, asked_for, forms, roots, says_head
 from assistant.answering.kinds import TIME_NAMES, asks_which, kind_beyond
 from assistant.answering.message import SENTENCE, states
 from assistant.answering.note import Note, salient
 from assistant.answering.referents import names, other_pronoun, referent
 from assistant.answering.values import LABEL_HEADS
-from assistant.retrieval.lexical import WORD, stem, words
+from assistant.retrieval.lexical import STOP_WORDS, WORD, stem, words
 
-__all__ = ["Verdict", "asked_for", "clauses", "judge", "model_answers", "narrates_user", "valued_part"]
+__all__ = ["Verdict", "asked_for", "clauses", "judge", "model_answers", "narrates_user", "ties_unsaid", "valued_part"]
 
 # how many of the user's next statements may give the details of a thing just named
 FOLLOWING = 2
@@ -137,6 +137,10 @@ def judge(
     if good:
         mine = [n for n in good if n.role == "user"]
         kept = mine or good
+        if required:
+            # a correction's new value is the answer: the note carrying it first ("they moved it to the
+            # 24th" before "he's been studying every night")
+            kept.sort(key=lambda n: not _carries(n.content, required))
         first = notes[0]
         if first not in good and first.number > max(n.number for n in kept) and _near(first, question, asked, similar):
             # "Sorry, that was my old dentist. The new one is Dr. Amani." after "My dentist is Dr.
@@ -307,11 +311,11 @@ def _carries(text: str, required: Collection[str]) -> bool:
     return bool(tokens & set(required))
 
 
-def model_answers(text: str, question: str, verdict: Verdict) -> bool:
+def model_answers(text: str, question: str, verdict: Verdict, told: Sequence = ()) -> bool:
     """Does the model's text pass the gate: no third-person narration of the user, and (for a
     question of a kind) a value of that kind beyond the question's names, each name and number it
     gives said in an answering clause of a note?"""
-    if narrates_user(text, question):
+    if narrates_user(text, question) or ties_unsaid(text, question, [*verdict.notes, *told]):
         return False
     asked = asked_for(question)
     if asked is None or not verdict.clauses:
@@ -323,6 +327,20 @@ def model_answers(text: str, question: str, verdict: Verdict) -> bool:
     named = {w.removesuffix("'s") for w in given} | {w.lower() for w in WORD.findall(text)}
     # "Your kid's name is Professor Whiskers." from "my son Lysander ... named it Professor Whiskers"
     return given <= said and (not verdict.values or bool(named & verdict.values))
+
+
+def ties_unsaid(text: str, question: str, notes: Sequence) -> bool:
+    """Does the model's text take a word of the question that no note says ("You're making a lasagne
+    for dessert." for "what am i making for dessert?" from "thinking of doing a big lasagne and a
+    salad")? It then ties a value of the notes to what the user never spoke of; a quote of the notes
+    says only what they say."""
+    typed = WORD.findall(question.lower())
+    asked = {stem(t) for t in typed if len(t) > 1 and t not in STOP_WORDS and t not in LIGHT and not t.isdigit()}
+    taken = asked & set(words(text))
+    if not taken:
+        return False
+    said = roots(set().union(*(words(n.content) for n in notes))) if notes else set()
+    return any(not roots(forms(s)) & said for s in taken)
 
 
 def valued_part(note: Note, question: str) -> Note:

@@ -103,6 +103,11 @@ def _speaks_of_another_part(fix: str, note: str, kind: str, question: str) -> bo
     "my uncle Piet turns 60 and we're taking him to a place called the blue anchor": the words it
     says again are all in the part without the name. Without words said again, no one can tell."""
     said = repeated(fix, note, question)
+    if kind in ("time", "clock"):
+        # a new day or hour is said in a part of its own: words said again elsewhere ("actually it got
+        # moved to monday, Fatima just messaged me") name who told, not what moved
+        timed = [p for p in parts(fix, at_and=True) if has_kind(p, kind)]
+        said = said & {w.lower() for p in timed for w in WORD.findall(p)} if timed else said
     if not said:
         return False
     pieces = parts(note, at_and=True)

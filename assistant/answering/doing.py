@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 
 from assistant.answering.kinds import TIME_NAMES, expected_kind, kind_beyond
-from assistant.answering.related import related
+from assistant.answering.related import DOERS, related
 from assistant.retrieval.lexical import STOP_WORDS, stem, stem_groups, words
 
 # "Who plays drums ...?", "Who lent me the ladder?": a verb right after "who", not a copula or an
@@ -69,7 +69,12 @@ def no_doer(question: str, notes: Sequence) -> bool:
     m = WHO_DOES.match(question)
     if m is None or not notes or m.group("verb").lower() in AUXILIARIES:
         return False
-    forms = verb_forms(m.group("verb")) | _object_head(question[m.end() :])
+    # the doer may be said by role: "landlord is a guy called mr haddad" for "who owns my flat?"
+    forms = (
+        verb_forms(m.group("verb"))
+        | _object_head(question[m.end() :])
+        | DOERS.get(stem(m.group("verb").lower()), set())
+    )
     return not any(forms & _said(n.content) and kind_beyond(n.content, "name", question) for n in _user_notes(notes))
 
 

@@ -9,7 +9,8 @@ verbs ("go", "do"); a question left with none ("What's my name?", "How long have
 there?") asks the value alone.
 
 A text says the head when it says one of its forms, a word said for it (``asked.SAME``,
-``related.RELATED``, the role words of ``referents.ROLES``: "son" for "kid"), or a word the
+``related.RELATED``, the role words of ``referents.ROLES``: "son" for "kid"; for a name, the doer of
+a verb, ``related.DOERS``: "landlord" for "owns"), or a word the
 sentence-embedding model puts close to it ("moving" for "relocating"): ``HEAD_SIMILARITY``, set on
 the probe sets. Used by the answerability gate (``answerable``, ``binding``).
 """
@@ -27,7 +28,7 @@ from assistant.answering.kinds import TIME_NAMES, expected_kind
 from assistant.answering.recase import ROLES as PERSON_WORDS
 from assistant.answering.recase import TITLES
 from assistant.answering.referents import ROLES, names
-from assistant.answering.related import RELATED
+from assistant.answering.related import DOERS, RELATED
 from assistant.retrieval.lexical import STOP_WORDS, WORD, stem, stem_groups, words
 
 HEAD_SIMILARITY = (
@@ -135,6 +136,12 @@ def forms(s: str) -> set[str]:
     return {s} | set(SAME.get(s, ())) | set(RELATED.get(s, ())) | set(ROLE_GROUPS.get(s, ())) | set(DERIVED.get(s, ()))
 
 
+def asked_forms(s: str, asked: Asked) -> set[str]:
+    """A head word's forms (``forms``); for a person's name, also the roles of whoever does the verb
+    ("landlord" for "who owns my flat?", ``related.DOERS``)."""
+    return forms(s) | set(DOERS.get(s, ())) if asked.kind == "name" else forms(s)
+
+
 def roots(stems: Collection[str]) -> set[str]:
     """Stems without a final "e": "move" and "moved" (stemmed "mov") meet."""
     return {s[:-1] if s.endswith("e") and len(s) > 3 else s for s in stems}
@@ -166,7 +173,7 @@ def says_head(text: str, asked: Asked, similar: Similar) -> bool:
     if not asked.head:
         return True
     stems = set(words(text)) | {stem(t.removesuffix("'s")) for t in WORD.findall(text.lower())}
-    if any(roots(forms(s)) & roots(stems) for s in asked.head):
+    if any(roots(asked_forms(s, asked)) & roots(stems) for s in asked.head):
         return True
     typed = {t for t in WORD.findall(text.lower()) if t not in STOP_WORDS and len(t) > 2 and not t.isdigit()}
     return any(similar.close(w, typed - _other_roles(w)) for w in asked.head.values())
@@ -184,7 +191,7 @@ def is_head_word(token: str, stems: Collection[str], asked: Asked, similar: Simi
     it, or a close word)?"""
     plain = token.removesuffix("'s")
     mine = roots({stem(plain)})
-    if any(roots(forms(s)) & mine for s in stems):
+    if any(roots(asked_forms(s, asked)) & mine for s in stems):
         return True
     if plain in STOP_WORDS or len(plain) < 3 or plain.isdigit():
         return False

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from assistant.answering.dates import CLOCK, TIME_NAMES, TIME_WORDS
 from assistant.answering.note import OPENERS, salient
 from assistant.answering.referents import CODE_ASKED, SAYS_ROLE, holds_code, names
 from assistant.retrieval.lexical import STOP_WORDS, words
@@ -53,22 +54,6 @@ KINDS = (
     ("amount", re.compile(r"(?i)\bhow\s+much\b|\b(price|cost|fee|rent|deposit)s?\b")),
     ("number", re.compile(r"(?i)\bhow\s+(old|many|much|long)\b|\b(number|age)\b")),
 )
-_MONTHS = (
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec"
-)
-_DAYS = "monday tuesday wednesday thursday friday saturday sunday weekend tomorrow tonight today yesterday"
-_PERIODS = "morning afternoon evening night week weekend month year spring summer autumn fall winter"
-TIME_WORDS = re.compile(
-    rf"(?i)\b({'|'.join((_MONTHS + ' ' + _DAYS).split())})s?\b|\b\d{{1,2}}(:\d\d|\s?[ap]\.?m\b|st|nd|rd|th)\b"
-    rf"|\b(this|next|last|every|each|in the)\s+({'|'.join(_PERIODS.split())})\b|\b(ago|19\d\d|20\d\d)\b"
-)
-# an hour of the day and its minutes ("8:45", "6.05"): "88.50" is a price, not a time
-CLOCK = re.compile(
-    r"(?i)\b(?:[01]?\d|2[0-3])[:.][0-5]\d\b|\b\d{1,2}\s?[ap]\.?m\b|o'clock|\b(noon|midday|midnight)\b|\bhalf past\b"
-    r"|\bquarter (past|to)\b|\bat (\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b"
-)
-TIME_NAMES = frozenset((_MONTHS + " " + _DAYS).split())
 # where something is: a capitalised name, or a place said with a preposition ("in the shed",
 # "under the blue flowerpot", "at my mother's house", "moving to the church hall"), not a date ("on the 12th")
 LOCATIVE = re.compile(

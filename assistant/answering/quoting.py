@@ -21,6 +21,8 @@ from assistant.answering.selffix import self_fixed
 from assistant.answering.sentences import answering
 from assistant.answering.wording import WORDINGS
 
+# the kinds of value a turn may take back and give again by number: a time, a date, an amount, a code
+NUMBERED = frozenset(("number", "amount", "clock", "time", "code"))
 # "KQ 101 not KQ 117", "Tuesday, not Monday", "£285 not £240": a correction's new value, then the old
 # one it replaces
 NOT_THE_OLD = re.compile(
@@ -57,7 +59,10 @@ def quote_turn(
     ``without_old``; ``stale``: the old values it names, whose parts are left out; ``question``: only
     the sentences that answer it, ``focused``)."""
     text = re.sub(r"\s+", " ", note.content).strip()
-    fixed = self_fixed(text) if note.role == "user" else None
+    # asked for a number or day a turn takes back, the fix alone gives it ("Sorry, I misread the ticket,
+    # it's 09:30." of "My train leaves King's Cross at 08:30 on Tuesday. Sorry, ...")
+    alone = expected_kind(question) in NUMBERED if question else False
+    fixed = self_fixed(text, alone) if note.role == "user" else None
     text = fixed.text if fixed is not None else text  # "£340 ... no sorry, £430": the value it gives
     text = without_stale(text, stale) if stale and note.role == "user" else text
     text = without_old(text) if corrected or stale else text

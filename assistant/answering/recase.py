@@ -60,6 +60,9 @@ literally super pretty quite very basically totally kinda sorta probably maybe w
 but who which that got isn't wasn't can't won't doesn't didn't hasn't haven't just only new old little
 big best older younger oldest youngest twin twins lives works says has had does did can could would
 should will might must""".split()
+) | frozenset(  # contractions typed without the apostrophe ("my aunt cant make the 21st")
+    """cant wont dont didnt doesnt isnt wasnt arent werent couldnt shouldnt wouldnt hasnt havent hadnt aint
+mustnt neednt im ive youre youve theyre theyve hes shes thats whats theres""".split()
 )
 
 

@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from assistant.answering.dates import CLOCK, TIME_WORDS
 from assistant.answering.note import salient
 
 RECENT = 3  # a pronoun points back at most this many of the user's statements
@@ -75,7 +76,20 @@ def _fits(pronoun_text: str, earlier: str) -> bool:
         if he and not she and FEMALE.search(earlier) and not MALE.search(earlier):
             return False
         return not (she and not he and MALE.search(earlier) and not FEMALE.search(earlier))
-    return True
+    # what was moved to another day had a day: "actually it got moved to monday" speaks of "big
+    # presentation for the board on friday", not of "i barely slept" between them
+    return not RESCHEDULED.search(pronoun_text) or bool(TIME_WORDS.search(earlier) or CLOCK.search(earlier))
+
+
+_MOVED = r"(?:moved|pushed|rescheduled|postponed|brought forward|put back|delayed|bumped)"
+# a thing moved to another time: "it got moved to monday", "they moved it to the 19th" (not "they moved
+# to Leeds": people move house)
+_MOVED = r"(?:moved|pushed|rescheduled|postponed|brought forward|put back|delayed|bumped)"
+# a thing moved to another time: "it got moved to monday", "they moved it to the 19th" (not "they moved
+# to Leeds": people move house)
+RESCHEDULED = re.compile(
+    rf"(?i)\b(?:it|it's|its)\s+(?:(?:got|has|had|was|is|been|being|just|now|all)\s+){{0,3}}{_MOVED}\b|\b{_MOVED}\s+it\b"
+)
 
 
 def _pronoun(text: str) -> bool:

@@ -31,6 +31,31 @@ _KIN = frozenset(
 )
 for _w in "relative relatives family relation".split():
     RELATED[stem(_w)] = _KIN | {stem(_w)}
+# who does a thing for someone, by the verb: "who owns my flat?" asks for the landlord, "who's
+# training me?" for the coach, "who services my car?" for the mechanic
+_DOERS = (
+    ("own owns owned owning rent renting rented lease leasing", "landlord landlady owner letting agent"),
+    ("train trains trained training coach coaches coaching", "coach trainer instructor"),
+    ("teach teaches teaching taught tutor tutors tutoring", "teacher tutor instructor"),
+    (
+        "service services serviced servicing fix fixes fixed fixing repair repairs repaired repairing mend mends",
+        "mechanic garage plumber electrician engineer technician handyman repairman",
+    ),
+    ("cut cuts cutting style styles styling", "hairdresser barber stylist"),
+    (
+        "look looks looked looking watch watches watching mind minds minding sit sits sitting feed feeds walk walks",
+        "sitter babysitter childminder nanny minder walker carer",
+    ),
+    (
+        "run runs running organise organises organising organize organizes organizing lead leads leading chair chairs",
+        "organiser organizer secretary chair chairperson chairman leader coordinator captain head manager",
+    ),
+    ("treat treats treating", "doctor gp dentist physio physiotherapist vet nurse therapist specialist"),
+    ("clean cleans cleaning", "cleaner"),
+    ("insure insures insuring", "insurer broker"),
+    ("photograph photographs photographing shoot shoots shooting", "photographer"),
+)
+DOERS = {stem(verb): frozenset(stem(r) for r in roles.split()) for verbs, roles in _DOERS for verb in verbs.split()}
 THE_THING = re.compile(r"(?i)\bthe\s+([a-z][\w-]+)\b")
 
 

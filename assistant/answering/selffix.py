@@ -34,12 +34,16 @@ from assistant.retrieval.lexical import words
 # a take-back cue at a boundary: after a sentence end, a comma, semicolon, colon or dash
 TAKE_BACK = re.compile(
     r"(?i)(?:(?<=[.!?,;:])|(?<=\s-)|(?<=\s--))\s*"
-    r"(?P<cue>(?:oh,?\s+)?no,?\s+(?:wait|sorry|hang\s+on|hold\s+on|actually)|oh,?\s+wait|wait,?\s+no|"
+    r"(?P<cue>(?:oh,?\s+)?(?:no,?\s+(?:wait|sorry|hang\s+on|hold\s+on|actually)|wait,?\s+no|"
     r"actually,?\s+no|hang\s+on|hold\s+on|scratch\s+that|i\s+mean[t]?|make\s+that|or\s+rather|correction|"
-    # alone, "wait" and "sorry" take back only when a mark follows ("sorry, the 18th"), not in a
-    # sentence of their own ("wait for me at the gate", "sorry for the spam")
-    r"(?:wait|sorry)(?=\s*[,.;:!\u2026-]))\b"
+    # alone, "wait", "sorry", "apologies" and a sentence's opening "actually" take back only when a mark
+    # follows ("sorry, the 18th", "Actually, I've just checked the email again and it says 9:15"), not in
+    # a sentence of their own ("wait for me at the gate", "sorry for the spam")
+    r"(?:wait|sorry|apologies)(?=\s*[,.;:!\u2026-])|(?<=[.!?]\s)actually(?=,)))\b"
 )
+# the cues that may open a sentence saying something else ("Sorry, I'm all over the place today."):
+# they take back only when the fix gives a value of its own
+WEAK = re.compile(r"(?i)^(?:oh,?\s+)?(?:sorry|apologies|actually)$")
 
 
 # a cue typed straight after the value it takes back, with no mark ("its thursday at 10:15 no wait
@@ -58,13 +62,18 @@ class Fixed:
     stale: frozenset[str]
 
 
-def self_fixed(text: str) -> Fixed | None:
+def self_fixed(text: str, alone: bool = False) -> Fixed | None:
     """The turn without the part its own correction takes back, or None when it takes nothing back
-    (no cue after something said, or nothing said after the cue)."""
+    (no cue after something said, or nothing said after the cue). A part taken back that also says a
+    name the fix does not ("Staying at an Airbnb in Alfama for 6 nights... actually no, 8 nights")
+    leaves the turn whole (None), unless ``alone``: then the fix by itself, with the numbers and days
+    it replaces as stale ("actually no, 8 nights"), for a question that asks the number."""
     cues = sorted([*TAKE_BACK.finditer(text), *TAKE_BACK_AFTER_VALUE.finditer(text)], key=lambda m: m.start())
     for m in cues:
         before, after = text[: m.start()].rstrip(), text[m.end() :]
         if not (words(before) or _values(before)) or not (words(after) or _values(after)):
+            continue
+        if WEAK.match(m.group("cue")) and not _values(after):
             continue
         spans = marked_parts(before)
         while len(spans) > 1 and not spans[-1][0].strip():
@@ -74,7 +83,9 @@ def self_fixed(text: str) -> Fixed | None:
         fix = text[m.start() :].strip()
         stale = _values(taken) - _values(fix) - _values(kept)
         if any(_named(v) for v in stale) and not any(_named(v) for v in _values(fix)):
-            return None  # "an Airbnb in Alfama for 6 nights... actually no, 8 nights": Alfama stands
+            # "an Airbnb in Alfama for 6 nights... actually no, 8 nights": Alfama stands
+            numbers = frozenset(v for v in stale if not _named(v))
+            return Fixed(fix, numbers) if alone and numbers else None
         return Fixed(f"{kept}{fix}" if kept else fix, frozenset(stale))
     return None
 

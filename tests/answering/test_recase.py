@@ -39,6 +39,8 @@ def test_a_name_is_known_by_its_place(text, names):
         "nice to meet you, i want to learn",
         "my son is in year 4",
         "listening to music at home",
+        "we moved it to the 28th bc my aunt cant make the 21st",
+        "the vet hasnt rung back yet",
     ],
 )
 def test_common_words_after_a_role_or_preposition_are_no_names(text):

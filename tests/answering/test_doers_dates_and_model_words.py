@@ -1,0 +1,168 @@
+"""Who does a thing for the user, said by role ("who owns my flat?" and "landlord is a guy called mr
+haddad"); the model's text that ties a value to a word of the question nobody said ("You're making a
+lasagne for dessert." when only a lasagne and a salad were spoken of); dates: a birthday's ordinal,
+a correction's new day first, what "it got moved" speaks of; a value taken back in a sentence of its
+own ("Sorry, I misread the ticket, it's 09:30.")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from assistant.answering.answer import grounded_answer
+from assistant.answering.answerable import judge, ties_unsaid
+from assistant.answering.doing import no_doer
+from assistant.answering.heads import Similar, asked_for, says_head
+from assistant.answering.kinds import has_kind
+from assistant.answering.note import Note
+from assistant.answering.quoting import quote_turn
+from assistant.answering.referents import referent
+from assistant.answering.selffix import self_fixed
+from bench.fakes.llm import FakeLLM
+
+WORDS = lambda text: len(text.split())  # noqa: E731  (a token counter: one token per word)
+
+
+def notes(*texts: str) -> list[Note]:
+    return [Note(2 * i + 1, "user", t, 1.0) for i, t in enumerate(texts)]
+
+
+# ----------------------------------------------------------------------------- the doer by role
+
+
+@pytest.mark.parametrize(
+    "question, said",
+    [
+        ("who owns my flat?", ["moved into the new flat", "landlord is a guy called Mr Haddad, seems nice enough"]),
+        ("who am i renting from?", ["moving in this weekend!!", "landlord is a Mr Achterberg, seems nice enough"]),
+        ("who's training me?", ["signed up for a half marathon", "my coach is called Bongani, he's tough"]),
+        ("who services my car?", ["the mechanic is Tully's Auto on Birch rd"]),
+        ("who runs things at the allotment?", ["got an allotment finally", "the secretary is a lady called Ingrid"]),
+    ],
+)
+def test_the_doer_of_the_verb_said_by_role_answers_who(question, said):
+    told = notes(*said)
+    verdict = judge(told, question, None, (), told)
+    assert verdict.how == "answer"
+    assert verdict.clauses and all(c in said[-1] for c in verdict.clauses)
+    assert not no_doer(question, told)
+
+
+def test_a_role_is_no_doer_of_another_verb():
+    # a coach trains; the question asks who cleans
+    told = notes("my coach is called Bongani, he's tough")
+    assert no_doer("who cleans my flat?", told)
+
+
+def test_the_doers_roles_count_only_for_a_name():
+    # "where do I run on sundays?" asks a place: a manager said somewhere is not the run
+    asked = asked_for("where do i run on sundays?")
+    assert asked is not None and asked.kind == "place"
+    assert not says_head("my manager lives in Leeds", asked, Similar(None))
+    assert says_head("my manager is Priya", asked_for("who runs the team?"), Similar(None))
+
+
+# ----------------------------------------------------------------------------- the model's unsaid word
+
+
+def test_a_word_of_the_question_no_statement_says_is_not_the_models_to_tie():
+    said = notes("thinking of doing a big lasagne and a salad")
+    assert ties_unsaid("You're making a lasagne for dessert.", "what am i making for dessert?", said)
+    assert not ties_unsaid("You're making a big lasagne and a salad.", "what am i making for dinner?", said)
+    # the question's words that a statement says are the model's to repeat
+    lukas = notes("My best friend Lukas lives in Vienna.")
+    assert not ties_unsaid("Lukas lives in Vienna.", "Where does Lukas live?", lukas)
+
+
+def test_the_models_dessert_falls_back_to_the_notes_own_words():
+    said = notes(
+        "having friends over for dinner on friday",
+        "thinking of doing a big lasagne and a salad",
+        "oh and Tomasz is coeliac so everything has to be gluten free",
+    )
+    llm = FakeLLM(default="You're making a lasagne for dessert.")
+    text, _, how, _ = grounded_answer(
+        llm, lambda t: None, said[1:2], "what am i making for dessert?", 40, WORDS, told=said
+    )
+    assert "for dessert" not in text
+    assert how == "extractive"
+
+
+# ----------------------------------------------------------------------------- dates
+
+
+def test_a_corrections_note_comes_before_another_answering_note():
+    said = notes(
+        "my son Dmitri has his chemistry exam coming up",
+        "its on the 22nd in room 3B",
+        "actually the school just emailed, they moved it to the 24th",
+        "he's been studying every night, im so proud of him",
+    )
+    vectors = {"exam": [1.0, 0.1], "studying": [0.9, 0.2]}  # "studying" says the exam, by the embeddings
+
+    def embed(text):
+        v = np.asarray(vectors.get(text, [0.0, 1.0]), dtype=np.float32)
+        return v / np.linalg.norm(v)
+
+    cited = [said[3], said[2], said[0]]
+    verdict = judge(cited, "when is dmitri's chemistry exam?", embed, {"24th"}, said)
+    assert verdict.how == "answer" and verdict.notes[0].content == said[2].content
+
+
+@pytest.mark.parametrize(
+    "text, dated",
+    [
+        ("planning my mom's 60th birthday party!!", False),
+        ("it's their 25th anniversary next month", True),  # "next month" is the date
+        ("the 25th anniversary dinner", False),
+        ("my 30th birthday is on the 5th", True),
+        ("its on the 22nd", True),
+    ],
+)
+def test_an_ordinal_before_a_birthday_is_an_age_not_a_date(text, dated):
+    assert has_kind(text, "time") is dated
+
+
+def test_what_was_moved_to_another_day_is_the_statement_that_had_a_day():
+    told = notes(
+        "big presentation for the board on friday, my manager Fatima is presenting with me",
+        "i barely slept",
+        "actually it got moved to monday, Fatima just messaged me",
+    )
+    assert referent(told[2], told) is told[0]
+    # people who move house had no day
+    family = notes("my parents are retired now", "they moved to Leeds last year")
+    assert referent(family[1], family) is family[0]
+
+
+# ----------------------------------------------------------------------------- taken back in a sentence of its own
+
+
+@pytest.mark.parametrize(
+    "text, kept, gone",
+    [
+        ("The appointment is at 2:30pm. Oh, hang on, the confirmation text says 1:30pm.", "1:30pm", "2:30"),
+        ("The policy number is HM-448190. Apologies, I mistyped that: it's HM-448109.", "HM-448109", "448190"),
+        ("I need to be there for 8:45. Actually, I've just checked the email again and it says 9:15.", "9:15", "8:45"),
+        ("the key safe code is 1906... oh hang on no it's 1609", "1609", "1906"),
+    ],
+)
+def test_a_sentence_that_takes_the_value_back_is_quoted_without_it(text, kept, gone):
+    quote = quote_turn(Note(3, "user", text, 1.0))
+    assert kept in quote and gone not in quote
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["My flight is at 9:40. Actually, I'm a bit nervous.", "My flight is at 9:40. Sorry, I'm all over the place."],
+)
+def test_a_sorry_or_actually_that_gives_no_value_takes_nothing_back(text):
+    assert self_fixed(text) is None
+
+
+def test_asked_for_the_number_a_turn_takes_back_the_fix_alone_answers():
+    text = "My train leaves King's Cross at 08:30 on Tuesday. Sorry, I misread the ticket, it's 09:30."
+    timed = quote_turn(Note(3, "user", text, 1.0), question="What time does my train leave on Tuesday?")
+    assert "09:30" in timed and "08:30" not in timed
+    # asked for the station, the part that names it stands
+    assert "King's Cross" in quote_turn(Note(3, "user", text, 1.0), question="Which station does my train leave from?")
