@@ -11,6 +11,7 @@ import pytest
 
 from assistant.answering.answer import grounded_answer
 from assistant.answering.answerable import judge, ties_unsaid
+from assistant.answering.binding import another_of
 from assistant.answering.doing import no_doer
 from assistant.answering.heads import Similar, asked_for, says_head
 from assistant.answering.kinds import has_kind
@@ -166,3 +167,14 @@ def test_asked_for_the_number_a_turn_takes_back_the_fix_alone_answers():
     assert "09:30" in timed and "08:30" not in timed
     # asked for the station, the part that names it stands
     assert "King's Cross" in quote_turn(Note(3, "user", text, 1.0), question="Which station does my train leave from?")
+
+
+def test_the_other_one_of_a_pair_is_a_neighbouring_thing_though_the_vectors_are_close():
+    # an embedding that puts "front" right beside "back"
+    def embed(text):
+        v = np.asarray([1.0, 0.05] if text in ("front", "back") else [0.0, 1.0], dtype=np.float32)
+        return v / np.linalg.norm(v)
+
+    question = "Where do I keep the spare key for the back door?"
+    assert another_of("The spare front door key is in the blue tin on top of the fridge.", question, Similar(embed))
+    assert not another_of("The spare back door key is under the mat.", question, Similar(embed))
