@@ -61,6 +61,11 @@ LOCATIVE = re.compile(
     r"opposite|across from|between|upstairs|downstairs|(?:mov(?:e|es|ed|ing)|relocat\w+)(?: it| us)? to)"
     r"\s+(the|a|an|my|our|his|her|their|your|this|that)\s+(?!\d)\w"
 )
+# a house number and its street, typed in lower case too ("he lives round the corner at 22 orchard close")
+ADDRESS = re.compile(
+    r"(?i)\b\d{1,4}[a-z]?\s+(?:[a-z'-]+\s+){1,2}(?:street|st|road|rd|lane|ln|avenue|ave|close|drive|way|crescent|"
+    r"court|terrace|gardens|grove|row|square|walk|mews|parade|place)\b"
+)
 # a name said as one: "called rafa", "her name is Bernice", "my bf kwame" (lower-case names too)
 _PEOPLE = (
     "bf gf boyfriend girlfriend husband wife partner son daughter brother sister mum mom mother dad "
@@ -326,7 +331,9 @@ def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
     if kind == "job":
         return bool(JOB.search(text))
     if kind == "place":
-        return bool(_places_named(text) or LOCATIVE.search(text)) or (loose and _opening_name(text))
+        return bool(_places_named(text) or LOCATIVE.search(text) or ADDRESS.search(text)) or (
+            loose and _opening_name(text)
+        )
     # a name: a capitalised word inside a sentence, or a name cue (``loose``: or a sentence's first word)
     return bool(_person_names(text)) or _named(text) or (loose and _opening_name(text))
 

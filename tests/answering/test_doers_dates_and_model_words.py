@@ -178,3 +178,16 @@ def test_the_other_one_of_a_pair_is_a_neighbouring_thing_though_the_vectors_are_
     question = "Where do I keep the spare key for the back door?"
     assert another_of("The spare front door key is in the blue tin on top of the fridge.", question, Similar(embed))
     assert not another_of("The spare back door key is under the mat.", question, Similar(embed))
+
+
+@pytest.mark.parametrize(
+    "text, place",
+    [
+        ("he lives round the corner at 22 orchard close", True),
+        ("my flat is at 4b Calder Street", True),
+        ("we need 2 more chairs", False),
+        ("it's 14 days away", False),
+    ],
+)
+def test_a_house_number_and_its_street_is_a_place(text, place):
+    assert has_kind(text, "place") is place
