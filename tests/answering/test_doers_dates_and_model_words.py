@@ -191,3 +191,12 @@ def test_the_other_one_of_a_pair_is_a_neighbouring_thing_though_the_vectors_are_
 )
 def test_a_house_number_and_its_street_is_a_place(text, place):
     assert has_kind(text, "place") is place
+
+
+def test_the_hour_of_something_on_another_day_is_no_answer():
+    said = notes(
+        "I'm travelling up to Edinburgh next week for a conference.",
+        "My train leaves King's Cross at 08:30 on Tuesday.",
+    )
+    assert judge(said, "What time is my return train on Friday?", None, (), said).how != "answer"
+    assert judge(said, "What time does my train leave on Tuesday?", None, (), said).how == "answer"
