@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from assistant.answering.dates import CLOCK, TIME_NAMES, TIME_WORDS
+from assistant.answering.dates import CLOCK, PERIOD, TIME_NAMES, TIME_WORDS
 from assistant.answering.note import OPENERS, salient
 from assistant.answering.referents import CODE_ASKED, SAYS_ROLE, holds_code, names
 from assistant.retrieval.lexical import STOP_WORDS, words
@@ -357,7 +357,7 @@ def kind_beyond(text: str, kind: str | None, question: str, loose: bool = False)
     answered by a clock time alone ("landing at 9pm now" for "what day does she get here?"); one
     asking how long is, by the day it lasts until ("in the shop till friday")."""
     if kind == "time" and DAY_ASKED.search(question):
-        text = CLOCK.sub(" ", text)
+        text = PERIOD.sub(" ", CLOCK.sub(" ", text))  # nor by a stretch of time ("turning 90 next month")
     if kind == "number" and HOW_LONG.search(question):
         if any(TIME_WORDS.match(text, m.end()) for m in UNTIL.finditer(text)):
             return True

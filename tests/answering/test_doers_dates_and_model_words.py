@@ -14,7 +14,7 @@ from assistant.answering.answerable import judge, ties_unsaid
 from assistant.answering.binding import another_of
 from assistant.answering.doing import no_doer
 from assistant.answering.heads import Similar, asked_for, says_head
-from assistant.answering.kinds import has_kind
+from assistant.answering.kinds import has_kind, kind_beyond
 from assistant.answering.note import Note
 from assistant.answering.quoting import quote_turn
 from assistant.answering.referents import referent
@@ -200,3 +200,10 @@ def test_the_hour_of_something_on_another_day_is_no_answer():
     )
     assert judge(said, "What time is my return train on Friday?", None, (), said).how != "answer"
     assert judge(said, "What time does my train leave on Tuesday?", None, (), said).how == "answer"
+
+
+def test_a_stretch_of_time_is_no_date():
+    asked = "what date is the party?"
+    assert not kind_beyond("my nan's turning 90 next month and we're doing a surprise party", "time", asked)
+    assert kind_beyond("the party is on the 22nd", "time", asked)
+    assert kind_beyond("my nan's turning 90 next month", "time", "when is the party?")  # a when, though
