@@ -112,7 +112,7 @@ def judge(
     lexical = Similar(None)  # every statement's words embedded would cost the answer's first token
     chain = _statements(notes, told)
     for n in notes:
-        got = answering_clauses(n.content, question, asked, similar)
+        got = [c for c in answering_clauses(n.content, question, asked, similar) if not another_day(c, question, asked)]
         if got and n.role == "user" and _superseded(n, chain, asked.kind, question):
             continue  # "my new phone number ends in 4471", then "hm no, just checked, it's 4417"
         valued = kind_beyond(n.content, asked.kind, question)
@@ -187,6 +187,20 @@ def judge(
     if valued and not spoken:
         return Verdict("unsure", valued)
     return Verdict("unknown", [])
+
+
+WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+
+
+def another_day(clause: str, question: str, asked: Asked) -> bool:
+    """For the hour of something on a day the question names ("What time is my return train on
+    Friday?"), does the clause give the hour of something on another day only ("My train leaves King's
+    Cross at 08:30 on Tuesday")?"""
+    if asked.kind != "clock":
+        return False
+    day = {w.lower().rstrip("s") for w in WORD.findall(question)} & WEEKDAYS
+    said = {w.lower().rstrip("s") for w in WORD.findall(clause)} & WEEKDAYS
+    return bool(day) and bool(said) and not said & day
 
 
 def _details_follow(t, chain: Sequence, kind: str, question: str) -> bool:

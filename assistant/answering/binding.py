@@ -37,6 +37,7 @@ from assistant.answering.note import OPENERS
 from assistant.answering.recase import ROLES as PERSON_WORDS
 from assistant.answering.recase import TITLES
 from assistant.answering.referents import names, other_pronoun
+from assistant.answering.related import OPPOSITES
 from assistant.retrieval.lexical import STOP_WORDS, stem
 
 # a name said of someone by a pronoun: "he's called Lukas", "her name is Pippa"
@@ -311,7 +312,9 @@ def another_of(clause: str, question: str, similar: Similar | None = None) -> bo
     for narrow, noun in _narrowed(question):
         if narrow in STOP_WORDS or noun in STOP_WORDS:
             continue
-        if stem(narrow) in said or (similar is not None and similar.close(narrow, set(low))):
+        if stem(narrow) in said or (
+            similar is not None and similar.close(narrow, set(low) - OPPOSITES.get(narrow, set()))
+        ):
             continue  # the question's own narrowing word is said ("favourite colour" for "favorite color")
         for i in range(1, len(tokens)):
             before = tokens[i - 1]

@@ -17,6 +17,10 @@ TIME_WORDS = re.compile(
     r"|\b\d{1,2}(:\d\d|\s?[ap]\.?m\b|(?:st|nd|rd|th)(?!\s+(?:birthday|bday|anniversary)))\b"
     rf"|\b(this|next|last|every|each|in the)\s+({'|'.join(_PERIODS.split())})\b|\b(ago|19\d\d|20\d\d)\b"
 )
+# a stretch of time, no day: "next month", "this week", "in the spring", "2019"
+PERIOD = re.compile(
+    rf"(?i)\b(?:this|next|last|every|each|in the)\s+(?:{'|'.join(_PERIODS.split())})\b|\b(?:ago|19\d\d|20\d\d)\b"
+)
 # an hour of the day and its minutes ("8:45", "6.05"): "88.50" is a price, not a time
 CLOCK = re.compile(
     r"(?i)\b(?:[01]?\d|2[0-3])[:.][0-5]\d\b|\b\d{1,2}\s?[ap]\.?m\b|o'clock|\b(noon|midday|midnight)\b|\bhalf past\b"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from assistant.answering.dates import CLOCK, TIME_NAMES, TIME_WORDS
+from assistant.answering.dates import CLOCK, PERIOD, TIME_NAMES, TIME_WORDS
 from assistant.answering.note import OPENERS, salient
 from assistant.answering.referents import CODE_ASKED, SAYS_ROLE, holds_code, names
 from assistant.retrieval.lexical import STOP_WORDS, words
@@ -60,6 +60,11 @@ LOCATIVE = re.compile(
     r"(?i)\b(in|at|on|under|behind|near|next to|beside|by|inside|outside|above|below|from|into|"
     r"opposite|across from|between|upstairs|downstairs|(?:mov(?:e|es|ed|ing)|relocat\w+)(?: it| us)? to)"
     r"\s+(the|a|an|my|our|his|her|their|your|this|that)\s+(?!\d)\w"
+)
+# a house number and its street, typed in lower case too ("he lives round the corner at 22 orchard close")
+ADDRESS = re.compile(
+    r"(?i)\b\d{1,4}[a-z]?\s+(?:[a-z'-]+\s+){1,2}(?:street|st|road|rd|lane|ln|avenue|ave|close|drive|way|crescent|"
+    r"court|terrace|gardens|grove|row|square|walk|mews|parade|place)\b"
 )
 # a name said as one: "called rafa", "her name is Bernice", "my bf kwame" (lower-case names too)
 _PEOPLE = (
@@ -326,7 +331,9 @@ def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
     if kind == "job":
         return bool(JOB.search(text))
     if kind == "place":
-        return bool(_places_named(text) or LOCATIVE.search(text)) or (loose and _opening_name(text))
+        return bool(_places_named(text) or LOCATIVE.search(text) or ADDRESS.search(text)) or (
+            loose and _opening_name(text)
+        )
     # a name: a capitalised word inside a sentence, or a name cue (``loose``: or a sentence's first word)
     return bool(_person_names(text)) or _named(text) or (loose and _opening_name(text))
 
@@ -350,7 +357,7 @@ def kind_beyond(text: str, kind: str | None, question: str, loose: bool = False)
     answered by a clock time alone ("landing at 9pm now" for "what day does she get here?"); one
     asking how long is, by the day it lasts until ("in the shop till friday")."""
     if kind == "time" and DAY_ASKED.search(question):
-        text = CLOCK.sub(" ", text)
+        text = PERIOD.sub(" ", CLOCK.sub(" ", text))  # nor by a stretch of time ("turning 90 next month")
     if kind == "number" and HOW_LONG.search(question):
         if any(TIME_WORDS.match(text, m.end()) for m in UNTIL.finditer(text)):
             return True

@@ -56,6 +56,26 @@ _DOERS = (
     ("photograph photographs photographing shoot shoots shooting", "photographer"),
 )
 DOERS = {stem(verb): frozenset(stem(r) for r in roles.split()) for verbs, roles in _DOERS for verb in verbs.split()}
+# words whose vectors lie close though they name the other one of a pair ("the spare front door key" is
+# not the back door's)
+OPPOSITES: dict[str, set[str]] = {}
+for _a, _b in (
+    ("front", "back"),
+    ("upstairs", "downstairs"),
+    ("top", "bottom"),
+    ("left", "right"),
+    ("old", "new"),
+    ("first", "last"),
+    ("outbound", "return"),
+    ("morning", "evening"),
+    ("summer", "winter"),
+    ("inside", "outside"),
+    ("home", "away"),
+):
+    OPPOSITES.setdefault(_a, set()).add(_b)
+    OPPOSITES.setdefault(_b, set()).add(_a)
+
+
 THE_THING = re.compile(r"(?i)\bthe\s+([a-z][\w-]+)\b")
 
 

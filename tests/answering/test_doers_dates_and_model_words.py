@@ -11,9 +11,10 @@ import pytest
 
 from assistant.answering.answer import grounded_answer
 from assistant.answering.answerable import judge, ties_unsaid
+from assistant.answering.binding import another_of
 from assistant.answering.doing import no_doer
 from assistant.answering.heads import Similar, asked_for, says_head
-from assistant.answering.kinds import has_kind
+from assistant.answering.kinds import has_kind, kind_beyond
 from assistant.answering.note import Note
 from assistant.answering.quoting import quote_turn
 from assistant.answering.referents import referent
@@ -166,3 +167,43 @@ def test_asked_for_the_number_a_turn_takes_back_the_fix_alone_answers():
     assert "09:30" in timed and "08:30" not in timed
     # asked for the station, the part that names it stands
     assert "King's Cross" in quote_turn(Note(3, "user", text, 1.0), question="Which station does my train leave from?")
+
+
+def test_the_other_one_of_a_pair_is_a_neighbouring_thing_though_the_vectors_are_close():
+    # an embedding that puts "front" right beside "back"
+    def embed(text):
+        v = np.asarray([1.0, 0.05] if text in ("front", "back") else [0.0, 1.0], dtype=np.float32)
+        return v / np.linalg.norm(v)
+
+    question = "Where do I keep the spare key for the back door?"
+    assert another_of("The spare front door key is in the blue tin on top of the fridge.", question, Similar(embed))
+    assert not another_of("The spare back door key is under the mat.", question, Similar(embed))
+
+
+@pytest.mark.parametrize(
+    "text, place",
+    [
+        ("he lives round the corner at 22 orchard close", True),
+        ("my flat is at 4b Calder Street", True),
+        ("we need 2 more chairs", False),
+        ("it's 14 days away", False),
+    ],
+)
+def test_a_house_number_and_its_street_is_a_place(text, place):
+    assert has_kind(text, "place") is place
+
+
+def test_the_hour_of_something_on_another_day_is_no_answer():
+    said = notes(
+        "I'm travelling up to Edinburgh next week for a conference.",
+        "My train leaves King's Cross at 08:30 on Tuesday.",
+    )
+    assert judge(said, "What time is my return train on Friday?", None, (), said).how != "answer"
+    assert judge(said, "What time does my train leave on Tuesday?", None, (), said).how == "answer"
+
+
+def test_a_stretch_of_time_is_no_date():
+    asked = "what date is the party?"
+    assert not kind_beyond("my nan's turning 90 next month and we're doing a surprise party", "time", asked)
+    assert kind_beyond("the party is on the 22nd", "time", asked)
+    assert kind_beyond("my nan's turning 90 next month", "time", "when is the party?")  # a when, though
