@@ -43,6 +43,11 @@ def notes(*texts: str) -> list[Note]:
         ("the flight is at 6, i mean 7", "7", "6"),
         ("my dentist is Dr Lindqvist, no sorry, Dr Amani", "Amani", "Lindqvist"),  # a name for a name
         ("dentist is tuesday at 10... wait no, wednesday", "wednesday", "tuesday"),
+        # taken back in a sentence of its own
+        ("The appointment is at 2:30pm. Oh, hang on, the confirmation text says 1:30pm.", "1:30pm", "2:30"),
+        ("The policy number is HM-448190. Apologies, I mistyped that: it's HM-448109.", "HM-448109", "448190"),
+        ("I need to be there for 8:45. Actually, I've just checked the email again and it says 9:15.", "9:15", "8:45"),
+        ("the key safe code is 1906... oh hang on no it's 1609", "1609", "1906"),
     ],
 )
 def test_a_turn_that_takes_a_value_back_is_quoted_without_it(text, kept, gone):

@@ -3,14 +3,13 @@
 to one role's turns and never to the other's moves their priors apart, whatever the estimator said;
 a rebuilt layer calibrates exactly as the live one."""
 
-import random
-
 import numpy as np
 import pytest
 
 from memory.layer import MemoryLayer
 from memory.policies import Measured
 from memory.types import MemorySettings
+from tests.memory.random_log import random_log
 from tests.memory.rebuild import rebuilt
 
 
@@ -79,16 +78,7 @@ def test_the_strength_at_both_ends(strength):
 @pytest.mark.parametrize("seed", range(6))
 def test_the_odds_a_decision_reads_are_the_calibrations_factors_and_reuse(seed):
     # ``Evidence.odds`` skips the sums neither answer needs; what it returns is ``calibration``'s, bit for bit
-    rng = random.Random(seed)
-    roles = ["user"] if seed % 3 == 0 else ["user", "assistant", "system"]
-    layer = MemoryLayer(MemorySettings(budget=10**6, lag=rng.choice([0, 2, 8])), Measured())
-    for n in range(1, 300):
-        prior = None if rng.random() < 0.1 else rng.choice([0.0, 1e-300, rng.random()])
-        layer.add_turn(rng.choice(roles), 20, prior=prior)
-        layer.cite(rng.sample(range(1, n + 1), min(n, rng.randint(0, 3))), answer_turn=n)
-        if n % 7:
-            continue
-        numbers = np.array(rng.sample(range(1, n + 1), rng.randint(0, n)), dtype=np.int64)
+    for layer, n, numbers in random_log(seed):
         for reuse_prior, reuse_strength in [(1.0, 0.0), (0.2, 1.0), (3.0, 0.5)]:
             cal = layer.evidence.calibration(n, 10.0, numbers, reuse_prior, reuse_strength)
             assert layer.evidence.odds(n, 10.0, numbers, reuse_prior, reuse_strength) == (cal.factor, cal.reuse)
