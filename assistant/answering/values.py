@@ -82,8 +82,13 @@ def values_in(text: str, slot: Slot, opening: bool = True) -> list[tuple[str, in
         return found
     names_found = _names_in(text, opening)
     if slot.head in NAME_HEADS:
-        # "a cafe in Hobart" names the town, not the cafe: a name after "in", "to" or "from" is a place
-        names_found = [(w, at) for w, at in names_found if not AFTER_PLACE_WORD.search(text[:at])]
+        # "a cafe in Hobart" names the town, not the cafe: a name after "in", "to" or "from" is a place,
+        # unless the thing asked of follows it ("they've put him in Hedgehogs class": the class's name)
+        names_found = [
+            (w, at)
+            for w, at in names_found
+            if not AFTER_PLACE_WORD.search(text[:at]) or _names_the_owner(text, at + len(w), slot)
+        ]
     found += names_found
     for m in NAME_CUE.finditer(text):
         w = m.group("cued") or m.group("who")
@@ -96,6 +101,12 @@ def values_in(text: str, slot: Slot, opening: bool = True) -> list[tuple[str, in
         ):
             found.append((w.lower(), m.start("cued") if m.group("cued") else m.start("who")))
     return found
+
+
+def _names_the_owner(text: str, end: int, slot: Slot) -> bool:
+    """Is the word right after a name (ending at ``end``) the thing whose name is asked?"""
+    after = TOKEN.findall(text[end:])
+    return bool(after) and stem(plain_token(after[0])[0]) in slot.owner
 
 
 def _places(text: str, opening: bool) -> list[tuple[str, int]]:

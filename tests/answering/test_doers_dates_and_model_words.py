@@ -19,6 +19,7 @@ from assistant.answering.note import Note
 from assistant.answering.quoting import quote_turn
 from assistant.answering.referents import referent
 from assistant.answering.selffix import self_fixed
+from assistant.answering.slots import asked_slot, fills
 from bench.fakes.llm import FakeLLM
 
 WORDS = lambda text: len(text.split())  # noqa: E731  (a token counter: one token per word)
@@ -186,3 +187,11 @@ def test_a_stretch_of_time_is_no_date():
     assert not kind_beyond("my nan's turning 90 next month and we're doing a surprise party", "time", asked)
     assert kind_beyond("the party is on the 22nd", "time", asked)
     assert kind_beyond("my nan's turning 90 next month", "time", "when is the party?")  # a when, though
+
+
+def test_a_name_after_in_names_the_thing_asked_of_when_that_thing_follows_it():
+    question = "what's his class called?"
+    slot = asked_slot(question)
+    assert fills("oh and they've put him in Hedgehogs class.", slot, question)
+    # a name after "in" with no such thing after it is the place's
+    assert not fills("his class went on a trip to Whitby", slot, question)
