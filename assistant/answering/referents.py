@@ -197,7 +197,13 @@ def holds_code(text: str, question: str) -> bool:
     digit or a quoted value."""
     label = {m.lower() for m in CODE_ASKED.findall(question)}
     said = {m.lower() for m in CODE_ASKED.findall(text)}
+    if WIFI.search(text) and WORD_AND_DIGITS.search(text):
+        said.add("password")  # "if she needs the wifi it's fernhill22": the wifi's password
     return bool(label & said) and bool(re.search(r"\d|'[^']+'|\"[^\"]+\"", text))
+
+
+WIFI = re.compile(r"(?i)\b(?:wifi|wi-fi|network|router)\b")
+WORD_AND_DIGITS = re.compile(r"(?i)\b(?=\w*\d)(?=\w*[a-z])\w{5,}\b")
 
 
 # a role and the words that say it too ("mum" for "mother", "puppy" for "dog")

@@ -17,7 +17,7 @@ from assistant.answering.heads import Similar, asked_for, says_head
 from assistant.answering.kinds import has_kind, kind_beyond
 from assistant.answering.note import Note
 from assistant.answering.quoting import quote_turn
-from assistant.answering.referents import referent
+from assistant.answering.referents import holds_code, referent
 from assistant.answering.selffix import self_fixed
 from assistant.answering.slots import asked_slot, fills
 from bench.fakes.llm import FakeLLM
@@ -195,3 +195,10 @@ def test_a_name_after_in_names_the_thing_asked_of_when_that_thing_follows_it():
     assert fills("oh and they've put him in Hedgehogs class.", slot, question)
     # a name after "in" with no such thing after it is the place's
     assert not fills("his class went on a trip to Whitby", slot, question)
+
+
+def test_the_wifis_word_and_digits_are_its_password():
+    question = "what password should i pass on to her for the internet?"
+    assert holds_code("oh and if she needs the wifi it's fernhill22.", question)
+    assert has_kind("oh and if she needs the wifi it's fernhill22.", "code")
+    assert not holds_code("the wifi is down again", question)
