@@ -132,6 +132,16 @@ def named(text: str) -> set[str]:
     return found
 
 
+OWNERS = frozenset({"my", "our", "his", "her", "their"})
+# the roles a first name and a surname may be said of, beside ``ROLES`` ("the club secretary is bev hollis"):
+# only in that shape, where a verb cannot pass for the name
+NAMED_ROLES = frozenset(
+    """secretary treasurer organiser organizer chair captain receptionist instructor trainer broker plumber
+electrician builder cleaner nanny childminder sitter babysitter optician pharmacist surgeon midwife stylist
+landlady handyman photographer agent consultant""".split()
+)
+
+
 def _full_name_of_role(tokens: list, i: int) -> bool:
     """Does ``tokens[i]`` open a two-word name said as who a person's role is ("my manager is priya
     raman, ...")? Two name-like words and then the sentence or clause ends: one word after "is" may
@@ -139,11 +149,13 @@ def _full_name_of_role(tokens: list, i: int) -> bool:
     if i < 3 or i + 1 >= len(tokens):
         return False
     owner, role, verb = (tokens[i - k][0].lower() for k in (3, 2, 1))
+    if owner not in OWNERS and i >= 4 and tokens[i - 4][0].lower() in OWNERS | {"the"} and _lower_word(owner):
+        owner = "the"  # "the club secretary is bev hollis": a word narrowing the role
     nxt = tokens[i + 1][0]
     end = tokens[i + 2][0].lower() if i + 2 < len(tokens) else "."
     return (
-        owner in {"my", "our", "his", "her", "their"}
-        and role in ROLES
+        owner in OWNERS | {"the"}
+        and role in ROLES | NAMED_ROLES
         and verb in {"is", "was"}
         and _lower_word(nxt)
         and _may_name(nxt)

@@ -24,6 +24,7 @@ class Turn:
         ("appointment tuesday with dr okonkwo", {"okonkwo"}),
         ("the bakery is called pan de oro, its in cuenca", {"pan", "cuenca"}),
         ("im flying to ljubljana on the 14th", {"ljubljana"}),
+        ("btw the club secretary is bev hollis.", {"bev", "hollis"}),
     ],
 )
 def test_a_name_is_known_by_its_place(text, names):
