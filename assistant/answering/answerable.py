@@ -139,8 +139,8 @@ def judge(
         kept = mine or good
         if required:
             # a correction's new value is the answer: the note carrying it first ("they moved it to the
-            # 24th" before "he's been studying every night")
-            kept.sort(key=lambda n: not _carries(n.content, required))
+            # 24th" before "he's been studying every night"), after the question's own message's
+            kept.sort(key=lambda n: (n.number != own, not _carries(n.content, required)))
         first = notes[0]
         if first not in good and first.number > max(n.number for n in kept) and _near(first, question, asked, similar):
             # "Sorry, that was my old dentist. The new one is Dr. Amani." after "My dentist is Dr.

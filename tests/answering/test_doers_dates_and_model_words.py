@@ -202,3 +202,14 @@ def test_the_wifis_word_and_digits_are_its_password():
     assert holds_code("oh and if she needs the wifi it's fernhill22.", question)
     assert has_kind("oh and if she needs the wifi it's fernhill22.", "code")
     assert not holds_code("the wifi is down again", question)
+
+
+def test_the_questions_own_fact_stays_before_a_correction_of_another_thing():
+    said = notes(
+        "learning portuguese for my trip to Recife in march",
+        "update: the tour company changed the itinerary, it's Fortaleza now",
+        "my tutor Anselmo does lessons with me on tuesday evenings.",
+    )
+    question = "who gives me my portuguese lessons?"
+    verdict = judge([said[2], said[1]], question, None, {"fortaleza"}, said, own=said[2].number)
+    assert verdict.how == "answer" and verdict.notes[0].number == said[2].number
