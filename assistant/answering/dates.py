@@ -21,9 +21,10 @@ TIME_WORDS = re.compile(
 PERIOD = re.compile(
     rf"(?i)\b(?:this|next|last|every|each|in the)\s+(?:{'|'.join(_PERIODS.split())})\b|\b(?:ago|19\d\d|20\d\d)\b"
 )
-# an hour of the day and its minutes ("8:45", "6.05"): "88.50" is a price, not a time
+# an hour of the day and its minutes ("8:45", "6.05"): "88.50" is a price, not a time; "at 8" is an hour,
+# and "at 08:30" is one time, not "at 08" and a number ":30"
 CLOCK = re.compile(
     r"(?i)\b(?:[01]?\d|2[0-3])[:.][0-5]\d\b|\b\d{1,2}\s?[ap]\.?m\b|o'clock|\b(noon|midday|midnight)\b|\bhalf past\b"
-    r"|\bquarter (past|to)\b|\bat (\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b"
+    r"|\bquarter (past|to)\b|\bat (\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b(?![:.]\d)"
 )
 TIME_NAMES = frozenset((_MONTHS + " " + _DAYS).split())

@@ -213,3 +213,10 @@ def test_the_questions_own_fact_stays_before_a_correction_of_another_thing():
     question = "who gives me my portuguese lessons?"
     verdict = judge([said[2], said[1]], question, None, {"fortaleza"}, said, own=said[2].number)
     assert verdict.how == "answer" and verdict.notes[0].number == said[2].number
+
+
+def test_a_time_after_at_is_one_time_and_no_number():
+    said = "My train leaves King's Cross at 08:30 on Tuesday."
+    assert not has_kind(said, "number") and has_kind(said, "clock")
+    told = notes(said)
+    assert judge(told, "What's my seat number on the plane?", None, (), told).how == "unknown"
