@@ -36,6 +36,7 @@ from assistant.answering.binding import (
     unnamed_which,
     values_of,
 )
+from assistant.answering.dates import WEEKDAYS
 from assistant.answering.heads import LIGHT, Asked, Similar, asked_for, forms, roots, says_head
 from assistant.answering.kinds import TIME_NAMES, asks_which, kind_beyond
 from assistant.answering.message import SENTENCE, states
@@ -187,9 +188,6 @@ def judge(
     if valued and not spoken:
         return Verdict("unsure", valued)
     return Verdict("unknown", [])
-
-
-WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 
 
 def another_day(clause: str, question: str, asked: Asked) -> bool:

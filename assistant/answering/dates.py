@@ -9,7 +9,8 @@ _MONTHS = (
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec"
 )
-_DAYS = "monday tuesday wednesday thursday friday saturday sunday weekend tomorrow tonight today yesterday"
+WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+_DAYS = " ".join(sorted(WEEKDAYS)) + " weekend tomorrow tonight today yesterday"
 _PERIODS = "morning afternoon evening night week weekend month year spring summer autumn fall winter"
 # a day, a date or a time of day; an ordinal before a birthday is an age ("her 60th birthday")
 TIME_WORDS = re.compile(

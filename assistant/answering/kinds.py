@@ -61,8 +61,6 @@ LOCATIVE = re.compile(
     r"opposite|across from|between|upstairs|downstairs|(?:mov(?:e|es|ed|ing)|relocat\w+)(?: it| us)? to)"
     r"\s+(the|a|an|my|our|his|her|their|your|this|that)\s+(?!\d)\w"
 )
-# every label a code is asked by (``referents.CODE_ASKED``)
-ANY_CODE = "code pin password passcode passphrase combination combo"
 # a house number and its street, typed in lower case too ("he lives round the corner at 22 orchard close")
 ADDRESS = re.compile(
     r"(?i)\b\d{1,4}[a-z]?\s+(?:[a-z'-]+\s+){1,2}(?:street|st|road|rd|lane|ln|avenue|ave|close|drive|way|crescent|"
@@ -327,7 +325,7 @@ def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
     if kind == "instrument":
         return bool(INSTRUMENTS.search(text))
     if kind == "code":
-        return holds_code(text, ANY_CODE)  # any label of a code the text says, with a digit
+        return holds_code(text)  # any label of a code the text says, with a digit
     if kind == "colour":
         return bool(COLOURS.search(text))
     if kind == "job":

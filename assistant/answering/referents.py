@@ -192,13 +192,13 @@ def asks_code(question: str) -> bool:
     return bool(CODE_ASKED.search(question))
 
 
-def holds_code(text: str, question: str) -> bool:
+def holds_code(text: str, question: str | None = None) -> bool:
     """For a question asking for a code: the text says the same label ("code", "PIN") and has a
-    digit or a quoted value."""
-    label = {m.lower() for m in CODE_ASKED.findall(question)}
+    digit or a quoted value; without a question, any label."""
     said = {m.lower() for m in CODE_ASKED.findall(text)}
     if WIFI.search(text) and WORD_AND_DIGITS.search(text):
         said.add("password")  # "if she needs the wifi it's fernhill22": the wifi's password
+    label = said if question is None else {m.lower() for m in CODE_ASKED.findall(question)}
     return bool(label & said) and bool(re.search(r"\d|'[^']+'|\"[^\"]+\"", text))
 
 
