@@ -42,7 +42,7 @@ import numpy as np
 
 from assistant.answering.agreement import agrees
 from assistant.answering.answerable import judge, model_answers, valued_part
-from assistant.answering.cleaning import cap_text, clean_answer
+from assistant.answering.cleaning import cap_text, clean_answer, cut_at_title
 from assistant.answering.note import Note
 from assistant.answering.parts import carries_stale
 from assistant.answering.prompts import GROUNDED_MAX_TOKENS, GROUNDED_TEMPERATURE, ONE_SENTENCE, grounded_messages
@@ -110,6 +110,7 @@ def grounded_answer(
     vec = embed(text) if text else None
     if (
         text
+        and not cut_at_title(text)
         and language(text) == lang
         and agrees(text, vec, notes, message, required)
         and model_answers(text, message, verdict, told)

@@ -5,18 +5,24 @@
   text is cut at a sentence end if it still runs over (``cap_text``).
 * **Clean.** Prompt syntax never reaches the user: ``[cited]``, ``[T12]`` and similar markers are
   removed from whatever the model writes (``clean_answer``, ``StreamCleaner`` for streamed text).
+* **Whole.** The server stops the model at the first ". ", so "Mr. Haddad seems nice" comes back
+  as "Mr": text that ends on a title is cut short (``cut_at_title``) and is not shown.
 """
 
 from __future__ import annotations
 
 import re
 
-from assistant.answering.message import NOT_AN_END
+from assistant.answering.message import NOT_AN_END, TITLES
 
 MAX_ANSWER_TOKENS = 150
 MIN_ANSWER_TOKENS = 16
 PROMPT_SYNTAX = re.compile(r"\[\s*(?:cited|T\s*\d+|turn\s*\d+)\s*\]\s*", re.IGNORECASE)
 SENTENCE_END = re.compile(NOT_AN_END + r"(?<=[.!?。！？])\s")
+# the titles that stand before a name, never at the end of a sentence ("No", "approx" and the
+# name suffixes may end one)
+BEFORE_A_NAME = tuple(t for t in TITLES if t not in {"No", "approx", "Jr", "Sr"})
+ENDS_ON_TITLE = re.compile(rf"\b(?:{'|'.join(BEFORE_A_NAME)})\.?\s*$")
 
 
 def answer_cap(budget: int | None) -> int:
@@ -29,6 +35,12 @@ def answer_cap(budget: int | None) -> int:
 def clean_answer(text: str) -> str:
     """The model's text without prompt syntax (``[cited]``, ``[T3]``), whitespace tidied."""
     return re.sub(r"[ \t]{2,}", " ", PROMPT_SYNTAX.sub("", text)).strip()
+
+
+def cut_at_title(text: str) -> bool:
+    """Does the model's text end on a title ("The plumber is called Mr"): cut short by the stop at
+    the title's full stop, the name it introduced lost?"""
+    return bool(ENDS_ON_TITLE.search(text))
 
 
 def cap_text(text: str, cap: int, count) -> str:

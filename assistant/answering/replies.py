@@ -7,7 +7,7 @@ import re
 
 from assistant.answering.agreement import I_PHRASE
 from assistant.answering.answerable import narrates_user
-from assistant.answering.cleaning import SENTENCE_END, cap_text, clean_answer
+from assistant.answering.cleaning import SENTENCE_END, cap_text, clean_answer, cut_at_title
 from assistant.answering.note import salient
 from assistant.answering.prompts import GROUNDED_TEMPERATURE, ONE_SENTENCE, context_messages
 from assistant.answering.wording import WORDINGS, language
@@ -51,7 +51,8 @@ def statement_reply(llm, message: str, cap: int, count, statement: bool = True) 
     it ``acknowledges`` it; for a question to the assistant ("Can you tell me a joke?") when it
     brings no names or numbers of its own (the 135M model invents cities) and does not speak of the
     user in the third person ("The user's last message is a non-response"). A reply in another
-    language than the message's is refused too. A refused reply becomes, in the user's language, a
+    language than the message's, or one cut short at a title ("The plumber is called Mr"), is
+    refused too. A refused reply becomes, in the user's language, a
     plain acknowledgement of a statement, or "I'm not sure." for a question: a question is never
     answered "Noted.". Returns (reply, how: ``model``, ``acknowledged`` or ``unsure``)."""
     messages = context_messages([], [], message, count, None)
@@ -70,7 +71,7 @@ def statement_reply(llm, message: str, cap: int, count, statement: bool = True) 
         if statement
         else not (salient(text) - salient(message) or narrates_user(text, message))
     )
-    if not text or not ok or language(text) != lang:
+    if not text or cut_at_title(text) or not ok or language(text) != lang:
         if not statement:
             return WORDINGS[lang].not_sure, "unsure"
         return WORDINGS[lang].noted, "acknowledged"

@@ -185,6 +185,12 @@ def test_a_statement_gets_an_acknowledgement_unless_the_reply_passes(store, coun
     assert statement_reply(llm, "I keep my bicycle in the garage.", 37, WORDS) == ("Noted.", "acknowledged")
     llm = FakeLLM(default="Good luck! I hope the shifts go well.")
     assert statement_reply(llm, "I work night shifts at the hospital.", 37, WORDS) == ("Good luck!", "model")
+    # the server's stop at ". " cut "Mr. Haddad seems nice" to a title with no name after it
+    llm = FakeLLM(default="Mr")
+    said = "landlord is a guy called Mr Haddad, seems nice enough"
+    assert statement_reply(llm, said, 37, WORDS) == ("Noted.", "acknowledged")
+    llm = FakeLLM(default="The plumber is called Mr")
+    assert statement_reply(llm, "the plumber is called Mr. Evans", 37, WORDS) == ("Noted.", "acknowledged")
     # a question to the assistant keeps its free reply (a joke is not an acknowledgement)
     llm = FakeLLM(default="Why did the chicken cross the road? To get to the other side.")
     svc = grounded(store, llm, counter)

@@ -87,6 +87,13 @@ def test_the_models_text_may_not_give_the_value_taken_back():
     assert how == "extractive" and "$42" in text and "38" not in text
 
 
+def test_the_models_text_cut_short_at_a_title_is_not_the_answer():
+    said = notes("landlord is a guy called Mr Haddad, seems nice enough")
+    llm = FakeLLM(default="Your landlord is Mr")
+    text, _, how, _ = grounded_answer(llm, lambda t: None, said, "who is my landlord?", 40, WORDS)
+    assert how == "extractive" and "Haddad" in text
+
+
 # ----------------------------------------------------------------------------- given beside the question
 
 
