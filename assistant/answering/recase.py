@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
+from assistant.answering.english import known_word
 from assistant.answering.kinds import TIME_NAMES, TIME_WORDS
 from assistant.answering.referents import ROLES as ROLE_GROUPS
 from assistant.retrieval.lexical import STOP_WORDS
@@ -122,6 +123,8 @@ def named(text: str) -> set[str]:
         elif _full_name_of_role(tokens, i):
             # "my manager is priya raman, she ...": a first name and a surname said as who the role is
             found |= {bare, tokens[i + 1][0].lower()}
+        elif _rare_name_of_role(tokens, i):
+            found.add(bare)  # "my coach is bongani, he's tough"
         elif before in {"called", "named", "name's"} or (before in TITLES and two_before not in {"a", "the", "my"}):
             found.add(word.removesuffix("'s"))
         elif (before, two_before) in {("is", "name"), ("was", "name")} or (before == "at" and word.endswith("'s")):
@@ -138,29 +141,40 @@ OWNERS = frozenset({"my", "our", "his", "her", "their"})
 NAMED_ROLES = frozenset(
     """secretary treasurer organiser organizer chair captain receptionist instructor trainer broker plumber
 electrician builder cleaner nanny childminder sitter babysitter optician pharmacist surgeon midwife stylist
-landlady handyman photographer agent consultant""".split()
+landlady handyman photographer agent consultant walker mover""".split()
 )
+
+
+_CLAUSE_ENDS = frozenset({",", ".", "!", "?", ";", ":", "and", "btw", "lol"})
+
+
+def _said_of_role(tokens: list, i: int) -> bool:
+    """Does ``tokens[i]`` follow a person's role said as theirs and "is" ("my coach is", "the club
+    secretary is")?"""
+    if i < 3:
+        return False
+    owner, role, verb = (tokens[i - k][0].lower() for k in (3, 2, 1))
+    if owner not in OWNERS and i >= 4 and tokens[i - 4][0].lower() in OWNERS | {"the"} and _lower_word(owner):
+        owner = "the"  # "the club secretary is bev hollis": a word narrowing the role
+    return owner in OWNERS | {"the"} and role in ROLES | NAMED_ROLES and verb in {"is", "was"}
 
 
 def _full_name_of_role(tokens: list, i: int) -> bool:
     """Does ``tokens[i]`` open a two-word name said as who a person's role is ("my manager is priya
     raman, ...")? Two name-like words and then the sentence or clause ends: one word after "is" may
     say how the person is ("my boss is nice"), a first name and a surname say who."""
-    if i < 3 or i + 1 >= len(tokens):
+    if i + 1 >= len(tokens) or not _said_of_role(tokens, i):
         return False
-    owner, role, verb = (tokens[i - k][0].lower() for k in (3, 2, 1))
-    if owner not in OWNERS and i >= 4 and tokens[i - 4][0].lower() in OWNERS | {"the"} and _lower_word(owner):
-        owner = "the"  # "the club secretary is bev hollis": a word narrowing the role
     nxt = tokens[i + 1][0]
     end = tokens[i + 2][0].lower() if i + 2 < len(tokens) else "."
-    return (
-        owner in OWNERS | {"the"}
-        and role in ROLES | NAMED_ROLES
-        and verb in {"is", "was"}
-        and _lower_word(nxt)
-        and _may_name(nxt)
-        and end in {",", ".", "!", "?", ";", ":", "and", "btw", "lol"}
-    )
+    return _lower_word(nxt) and _may_name(nxt) and end in _CLAUSE_ENDS
+
+
+def _rare_name_of_role(tokens: list, i: int) -> bool:
+    """Is ``tokens[i]`` one word said as who a person's role is, and then the clause ends, a word
+    no English vocabulary has ("my coach is bongani, he's tough"; not "my coach is tough")?"""
+    end = tokens[i + 1][0].lower() if i + 1 < len(tokens) else "."
+    return end in _CLAUSE_ENDS and _said_of_role(tokens, i) and not known_word(tokens[i][0].lower())
 
 
 # a venue's kind after its name ("at greenfield primary", "at riverside park", "on elm st"): the name and the
