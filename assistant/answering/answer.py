@@ -37,16 +37,18 @@ system prompt, streamed as it writes (``context`` mode), with the same cap and c
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from assistant.answering.agreement import agrees
 from assistant.answering.answerable import judge, model_answers, valued_part
 from assistant.answering.cleaning import cap_text, clean_answer, cut_at_title
+from assistant.answering.kinds import expected_kind
 from assistant.answering.note import Note
 from assistant.answering.parts import carries_stale
 from assistant.answering.prompts import GROUNDED_MAX_TOKENS, GROUNDED_TEMPERATURE, ONE_SENTENCE, grounded_messages
-from assistant.answering.quoting import extractive, quoted_note
+from assistant.answering.quoting import NUMBERED, extractive, quoted_note
 from assistant.answering.selffix import self_fixed
 from assistant.answering.wording import WORDINGS, language
 
@@ -98,6 +100,8 @@ def grounded_answer(
         if count(text) > cap:
             # too long with the hedge: the sentences of the quoted turn that hold a value of the kind
             text = extractive([valued_part(quoted_note(notes), message)], False, lang, bool(required), stale=stale)
+        if count(text) > cap:
+            text = extractive([_valued_clauses(notes, message)], False, lang, bool(required), stale=stale)
         text = cap_text(text, cap, count)
         return text, embed(text), "extractive", [quoted_note(notes)]
     raw = llm.complete(
@@ -124,5 +128,17 @@ def grounded_answer(
     if count(text) > cap:
         # too long to quote whole: the sentences of the turn that speak of the question
         text = extractive(notes, sure, lang, bool(required), message, embed, stale=stale)
+    if count(text) > cap:
+        text = extractive([_valued_clauses(notes, message)], sure, lang, bool(required), stale=stale)
     text = cap_text(text, cap, count)
     return text, embed(text), "extractive", [quoted_note(notes)]
+
+
+def _valued_clauses(notes: Sequence[Note], message: str) -> Note:
+    """The quoted turn cut to its clauses holding a value of the asked kind (``valued_part``), for a
+    quote the cap would cut before its value; a turn that takes a value back is cut after the take-back
+    is left out (the fix alone when it gives the asked number)."""
+    note = quoted_note(notes)
+    fixed = self_fixed(note.content, alone=expected_kind(message) in NUMBERED) if note.role == "user" else None
+    note = replace(note, content=fixed.text) if fixed is not None else note
+    return valued_part(note, message, clauses=True)

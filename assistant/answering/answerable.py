@@ -41,6 +41,7 @@ from assistant.answering.heads import LIGHT, Asked, Similar, asked_for, forms, r
 from assistant.answering.kinds import TIME_NAMES, asks_which, kind_beyond
 from assistant.answering.message import SENTENCE, states
 from assistant.answering.note import Note, salient
+from assistant.answering.parts import marked_parts
 from assistant.answering.referents import names, other_pronoun, referent
 from assistant.answering.values import LABEL_HEADS
 from assistant.retrieval.lexical import STOP_WORDS, WORD, stem, words
@@ -355,15 +356,22 @@ def ties_unsaid(text: str, question: str, notes: Sequence) -> bool:
     return any(not roots(forms(s)) & said for s in taken)
 
 
-def valued_part(note: Note, question: str) -> Note:
+def valued_part(note: Note, question: str, clauses: bool = False) -> Note:
     """The note cut to its sentences holding a value of the asked kind ("The new one is Dr. Amani."
     of "Sorry, that was my old dentist. The new one is Dr. Amani."): what a guess too long for the
-    cap keeps. The whole note when the question asks no kind or no sentence (or every one) holds one."""
+    cap keeps. The whole note when the question asks no kind or no sentence (or every one) holds one.
+    ``clauses``: cut at commas, dashes and semicolons too, what is left out marked "…" ("… its navy
+    with a broken zip" of "argh i left my rucksack on the 47 bus yesterday, its navy ..."), for a
+    sentence the cap would otherwise cut before its value."""
     asked = asked_for(question)
     if asked is None:
         return note
-    sentences = [x for x in SENTENCE.split(note.content.strip()) if x.strip()]
-    kept = [x for x in sentences if kind_beyond(x, asked.kind, question, loose=True)]
-    if not kept or len(kept) == len(sentences):
+    text = note.content.strip()
+    pieces = [x for x, _ in marked_parts(text)] if clauses else SENTENCE.split(text)
+    pieces = [x.strip() for x in pieces if x.strip()]
+    kept = [x for x in pieces if kind_beyond(x, asked.kind, question, loose=True)]
+    if not kept or len(kept) == len(pieces):
         return note
-    return Note(note.number, note.role, " ".join(kept), note.weight, note.vector)
+    cut = (" … " if clauses else " ").join(kept)
+    cut = "… " + cut if clauses and kept[0] != pieces[0] else cut
+    return Note(note.number, note.role, cut, note.weight, note.vector)

@@ -252,7 +252,20 @@ def test_a_guess_too_long_for_the_cap_keeps_the_sentences_holding_a_value():
         "My dentist is Lindqvist.", "Sorry, that was my old dentist. The new one is Amani, I like her a lot more."
     )
     text, _, how, _ = grounded_answer(FakeLLM(), lambda t: None, said[1:], "Who is my dentist?", 20, WORDS, told=said)
-    assert how == "extractive" and "you told me (turn 3): The new one is Amani" in text and "old dentist" not in text
+    assert how == "extractive" and "you told me (turn 3): " in text and "The new one is Amani" in text
+    assert "old dentist" not in text
+
+
+def test_a_sentence_the_cap_would_cut_before_its_value_is_cut_to_its_clauses():
+    said = notes("argh i left my rucksack on the 47 bus yesterday, its navy with a broken zip")
+    text, _, how, _ = grounded_answer(FakeLLM(), lambda t: None, said, "what colour is my rucksack?", 24, WORDS)
+    assert how == "extractive" and "(turn 1): … its navy with a broken zip" in text and "47 bus" not in text
+    # a turn that takes a value back is cut after the take-back is left out
+    said = notes(
+        "The visit was booked for 9.30 with Mr Derek Paley from the heating company, but correction: they have moved it to 8.45."
+    )
+    text, _, how, _ = grounded_answer(FakeLLM(), lambda t: None, said, "What time is the engineer coming?", 24, WORDS)
+    assert how == "extractive" and "8.45" in text and "9.30" not in text
 
 
 def test_a_capitalised_first_word_does_not_make_a_clause_the_answer():

@@ -48,6 +48,8 @@ def notes(*texts: str) -> list[Note]:
         ("The policy number is HM-448190. Apologies, I mistyped that: it's HM-448109.", "HM-448109", "448190"),
         ("I need to be there for 8:45. Actually, I've just checked the email again and it says 9:15.", "9:15", "8:45"),
         ("the key safe code is 1906... oh hang on no it's 1609", "1609", "1906"),
+        ("My hospital number is RGH-0098765; my mistake, it's RGH-0098756.", "RGH-0098756", "0098765"),
+        ("The visit was booked for 9.30, but correction: they have moved it to 8.45.", "8.45", "9.30"),
     ],
 )
 def test_a_turn_that_takes_a_value_back_is_quoted_without_it(text, kept, gone):
