@@ -310,8 +310,8 @@ def another_of(clause: str, question: str, similar: Similar | None = None) -> bo
     low = [t.lower() for t in tokens]
     said = {stem(t.removesuffix("'s")) for t in low}
     for narrow, noun in _narrowed(question):
-        if narrow in STOP_WORDS or noun in STOP_WORDS:
-            continue
+        if narrow in STOP_WORDS or noun in STOP_WORDS or noun in CUES:
+            continue  # "the piano called": a name's cue, not a noun the piano narrows
         if stem(narrow) in said or (
             similar is not None and similar.close(narrow, set(low) - OPPOSITES.get(narrow, set()))
         ):

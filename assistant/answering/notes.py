@@ -74,7 +74,7 @@ from assistant.answering.note import Note, salient
 from assistant.answering.note import note_of as _note
 from assistant.answering.parts import stale_words
 from assistant.answering.referents import about, asks_after, followers, names, said_names, unmentioned_role
-from assistant.answering.related import THE_THING, related, shares_word
+from assistant.answering.related import DOERS, THE_THING, related, shares_word
 from assistant.answering.sentences import closeness, memo
 from assistant.answering.slots import judged, speaks_of
 from assistant.retrieval.lexical import STOP_WORDS, stem, words
@@ -193,9 +193,12 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
         # "Where does Lukas live?" and Lukas was never mentioned: nothing said is about him
         return Notes([], False, unknown=True)
     theirs = mentions(question, told, embed)
+    if not notes and not (about_the_user(question) or theirs):
+        # "Who is going to show me how to use the equipment?": not about the user by its words, but
+        # asked by what someone does for them, and a statement names who does it (a guess)
+        doer = _doers([], told, kind, question)
+        return Notes(doer, False) if doer else Notes([], False)
     if not notes:
-        if not (about_the_user(question) or theirs):
-            return Notes([], False)
         # the user's statements about themselves first, then their other statements, then the rest
         which = asks_which(question)  # "Which company ...?": a statement naming a thing first
         usable = sorted(
@@ -222,6 +225,7 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
         notes = [_note(c, 1.0 - 0.1 * i) for i, c in enumerate(best)]
     else:
         notes += _pointed(notes, told, kind, question)
+        notes += _doers(notes, told, kind, question)
         if kind and not any(n.role == "user" and kind_beyond(n.content, kind, question) for n in notes):
             cited = {n.number for n in notes}
             extra = [
@@ -280,6 +284,27 @@ def _pointed(notes: Sequence[Note], told: Sequence, kind: str | None, question: 
                 have.add(c.number)
                 out.append(_note(c, weight))
     return out
+
+
+def _doers(notes: Sequence[Note], told: Sequence, kind: str | None, question: str) -> list[Note]:
+    """Asked a name by what the person does ("whos leading the choir?", ``related.DOERS``) and no note
+    says one of the doers' roles: the first of the user's statements that says one and a name
+    ("the conductor is this guy called lewis")."""
+    if kind != "name":
+        return []
+    roles = set().union(*(DOERS.get(s, set()) for s in _stems(question)))
+    if not roles or any(roles & _stems(n.content) for n in notes):
+        return []
+    have = {n.number for n in notes}
+    weight = min((n.weight for n in notes), default=1.0)
+    for c in told:
+        if c.number not in have and roles & _stems(c.content) and kind_beyond(c.content, kind, question):
+            return [_note(c, weight)]
+    return []
+
+
+def _stems(text: str) -> set[str]:
+    return {stem(w) for w in re.findall(r"[\w']+", text.lower())}
 
 
 def _corrected(

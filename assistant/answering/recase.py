@@ -83,6 +83,7 @@ def _may_name(word: str) -> bool:
         and word not in TIME_NAMES
         and not TIME_WORDS.fullmatch(word)
         and word not in ROLES
+        and word not in NAMED_ROLES
         and word not in NOT_NAMES
         and not re.search(r"(ing|ed|ly)$", word)
     )
@@ -117,8 +118,9 @@ def named(text: str) -> set[str]:
             found |= {bare, after}  # "started at greenfield primary", "at the riverside gym"
             continue
         if before in ROLES and two_before in {"my", "our", "his", "her", "their", "a", "the"}:
-            # "my brother james is": a name; "my wife works in": a verb
-            if not word.endswith("s") or after in _AFTER_NAME:
+            # "my brother james is": a name; "my wife works in": a verb; "my neighbour dilys next door":
+            # a name no English vocabulary has
+            if not word.endswith("s") or after in _AFTER_NAME or not _known_verb(word):
                 found.add(word.removesuffix("'s"))
         elif _full_name_of_role(tokens, i):
             # "my manager is priya raman, she ...": a first name and a surname said as who the role is
@@ -168,6 +170,11 @@ def _full_name_of_role(tokens: list, i: int) -> bool:
     nxt = tokens[i + 1][0]
     end = tokens[i + 2][0].lower() if i + 2 < len(tokens) else "."
     return _lower_word(nxt) and _may_name(nxt) and end in _CLAUSE_ENDS
+
+
+def _known_verb(word: str) -> bool:
+    """A word ending in "s" that the vocabulary has as it is or without its ending ("purrs")."""
+    return any(known_word(w) for w in (word, word[:-1], word.removesuffix("es")))
 
 
 def _rare_name_of_role(tokens: list, i: int) -> bool:

@@ -21,6 +21,7 @@ _RELATED = (
     "present gift",
     "wifi wi-fi network internet router",
     "school primary academy nursery kindergarten",
+    "club group society circle",
 )
 RELATED = stem_groups(_RELATED)
 # one way only: "relative" is said as "cousin", but "sister" is not "brother"
@@ -36,7 +37,7 @@ for _w in "relative relatives family relation".split():
 _DOERS = (
     ("own owns owned owning rent renting rented lease leasing", "landlord landlady owner letting agent"),
     ("train trains trained training coach coaches coaching", "coach trainer instructor"),
-    ("teach teaches teaching taught tutor tutors tutoring", "teacher tutor instructor"),
+    ("teach teaches teaching taught tutor tutors tutoring show shows showing", "teacher tutor instructor"),
     (
         "service services serviced servicing fix fixes fixed fixing repair repairs repaired repairing mend mends",
         "mechanic garage plumber electrician engineer technician handyman repairman",
@@ -47,8 +48,9 @@ _DOERS = (
         "sitter babysitter childminder nanny minder walker carer",
     ),
     (
-        "run runs running organise organises organising organize organizes organizing lead leads leading chair chairs",
-        "organiser organizer secretary chair chairperson chairman leader coordinator captain head manager",
+        "run runs running organise organises organising organize organizes organizing lead leads leading chair chairs "
+        "charge conduct conducts conducting",
+        "organiser organizer secretary chair chairperson chairman leader coordinator captain head manager conductor",
     ),
     ("treat treats treating", "doctor gp dentist physio physiotherapist vet nurse therapist specialist"),
     ("clean cleans cleaning", "cleaner"),

@@ -27,6 +27,7 @@ ACK_WORDS = frozenset(
 ) - {"right"}
 AS_OURS = re.compile(r"(?i)\b(my|mine|our|ours|we|we're|we've|we'll|us)\b")
 ECHO_SHARE = 0.5
+WHO = re.compile(r"(?i)^\s*(?:who|whom|whose|who's|whos)\b")
 
 
 def acknowledges(reply: str, message: str) -> bool:
@@ -43,6 +44,13 @@ def acknowledges(reply: str, message: str) -> bool:
     if said - told - ACK_WORDS:
         return False
     return not told or len(said & told) / len(told) <= ECHO_SHARE
+
+
+def names_no_one(reply: str, message: str) -> bool:
+    """Is the reply to a "who" question one that names no one ("The reading group is led by a team
+    of experts")? A name of the model's own is refused, so a reply that passes names no one, and it
+    does not answer."""
+    return bool(WHO.match(message)) and not salient(reply)
 
 
 def statement_reply(llm, message: str, cap: int, count, statement: bool = True) -> tuple[str, str]:
@@ -69,7 +77,7 @@ def statement_reply(llm, message: str, cap: int, count, statement: bool = True) 
     ok = (
         acknowledges(text, message)
         if statement
-        else not (salient(text) - salient(message) or narrates_user(text, message))
+        else not (salient(text) - salient(message) or narrates_user(text, message) or names_no_one(text, message))
     )
     if not text or cut_at_title(text) or not ok or language(text) != lang:
         if not statement:

@@ -86,7 +86,7 @@ def test_a_reply_to_a_question_never_narrates_the_user():
     llm = FakeLLM(default="The user's last message is a question about food.")
     assert statement_reply(llm, "who eats no meat?", 37, WORDS, statement=False) == ("I'm not sure.", "unsure")
     llm = FakeLLM(default="I can't say for sure.")
-    assert statement_reply(llm, "who eats no meat?", 37, WORDS, statement=False)[1] == "model"
+    assert statement_reply(llm, "which animals eat no meat?", 37, WORDS, statement=False)[1] == "model"
 
 
 def _close_words(*groups: tuple[str, ...]):

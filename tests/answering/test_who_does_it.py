@@ -1,0 +1,71 @@
+"""Who does a thing for the user, found when the retrieval step did not cite it ("whos leading the
+choir?" and "the conductor is this guy called lewis"); a reply to a "who" question that names no one;
+a name's cue in the question ("the piano called") is no noun of a neighbouring thing; a name typed
+in lower case that ends in "s" ("my neighbour dilys")."""
+
+from __future__ import annotations
+
+from assistant.answering.answerable import judge
+from assistant.answering.binding import another_of
+from assistant.answering.note import Note
+from assistant.answering.notes import select_notes
+from assistant.answering.recase import named
+from assistant.answering.replies import statement_reply
+from assistant.retrieval.step import Cite
+from bench.fakes.llm import FakeLLM
+from tests.answering.conversation import Step, turns
+
+WORDS = lambda text: len(text.split())  # noqa: E731  (a token counter: one token per word)
+
+CHOIR = turns(
+    "ok so ive joined a community choir and our big concert is in december",
+    "its at 7.45 at the Methodist Hall on king st, i need to find parking somewhere",
+    "the conductor is this guy called Lewis, apparently hes really strict about being on time lol",
+    "oh and i got put in the altos",
+)
+
+
+def test_the_doer_the_retrieval_step_did_not_cite_is_found_by_role():
+    # the retrieval step cited the hall's turn; the conductor's turn says who leads
+    step = Step([Cite(3, 0.4, 0.4)], (3, 1, 5, 7))
+    picked = select_notes("whos leading the choir?", CHOIR, step)
+    assert 5 in [n.number for n in picked.notes]
+    # asked by another verb, no doer's role is added
+    picked = select_notes("whos singing with me?", CHOIR, step)
+    assert 5 not in [n.number for n in picked.notes]
+
+
+def test_a_question_not_about_the_user_by_its_words_finds_the_doer():
+    gym = turns(
+        "Hello. I've just joined a new gym.",
+        "The induction is at 18:30, and my instructor will be a man called Marcus Achterberg.",
+        "The monthly fee is £34.99.",
+    )
+    picked = select_notes("Who is going to show me how to use the equipment?", gym, Step([], (1, 3, 5)))
+    assert [n.number for n in picked.notes] == [3]
+    # no statement names a doer of the verb: nothing is picked
+    picked = select_notes("Who wrote Hamlet?", gym, Step([], (1, 3, 5)))
+    assert picked.notes == []
+
+
+def test_a_reply_to_who_that_names_no_one_is_not_an_answer():
+    llm = FakeLLM(default="The reading group is led by a team of experts.")
+    assert statement_reply(llm, "whos in charge of the reading group?", 37, WORDS, statement=False) == (
+        "I'm not sure.",
+        "unsure",
+    )
+    # a question of another kind keeps a free reply
+    llm = FakeLLM(default="Why did the chicken cross the road? To get to the other side.")
+    assert statement_reply(llm, "Can you tell me a joke?", 37, WORDS, statement=False)[1] == "model"
+
+
+def test_a_names_cue_in_the_question_is_no_noun_of_a_neighbouring_thing():
+    question = "wait what was the company i booked for the piano called?"
+    said = "booked a company called Harlow removals, they quoted £240 for the whole job"
+    assert not another_of("booked a company called Harlow removals", question)
+    assert judge([Note(3, "user", said, 1.0)], question).how == "answer"
+
+
+def test_a_name_ending_in_s_that_no_vocabulary_has_is_a_name():
+    assert named("theyll leave it with my neighbour dilys next door") == {"dilys"}
+    assert named("my wife works in a bank") == set() and named("my dog barks at night") == set()
