@@ -1,7 +1,7 @@
 """Who does a thing for the user, found when the retrieval step did not cite it ("whos leading the
 choir?" and "the conductor is this guy called lewis"); a reply to a "who" question that names no one;
 a name's cue in the question ("the piano called") is no noun of a neighbouring thing; a name typed
-in lower case that ends in "s" ("my neighbour dilys")."""
+in lower case that ends in "s" ("my neighbour dilys"); a price said of another thing is no answer."""
 
 from __future__ import annotations
 
@@ -69,3 +69,19 @@ def test_a_names_cue_in_the_question_is_no_noun_of_a_neighbouring_thing():
 def test_a_name_ending_in_s_that_no_vocabulary_has_is_a_name():
     assert named("theyll leave it with my neighbour dilys next door") == {"dilys"}
     assert named("my wife works in a bank") == set() and named("my dog barks at night") == set()
+
+
+def test_a_price_said_of_another_thing_is_not_the_answer():
+    said = notes_of("She thinks I may need a filling. The receptionist told me the check-up itself costs £28.50.")
+    assert judge(said, "How much is the filling going to cost me?").how != "answer"
+    said = notes_of("The course runs for ten weeks and cost me £145.")
+    assert judge(said, "How much does the textbook cost?").how != "answer"
+    # a price said of a pronoun is the price of whom the turn is about
+    said = notes_of("shes called jo fenwick, she charges £12 a walk")
+    assert judge(said, "how much does she charge?").how == "answer"
+    said = notes_of("my mechanic quoted £340 for the repair")
+    assert judge(said, "how much is the repair?").how == "answer"
+
+
+def notes_of(*texts: str) -> list[Note]:
+    return [Note(2 * i + 1, "user", t, 1.0) for i, t in enumerate(texts)]
