@@ -34,8 +34,9 @@ from assistant.answering.heads import Asked, Similar, is_head_word, says_head
 from assistant.answering.kinds import TIME_NAMES, WHICH, job_words, kind_beyond
 from assistant.answering.message import SENTENCE
 from assistant.answering.note import OPENERS
+from assistant.answering.priced import priced_other
+from assistant.answering.recase import PERSON_STEMS, TITLES
 from assistant.answering.recase import ROLES as PERSON_WORDS
-from assistant.answering.recase import TITLES
 from assistant.answering.referents import names, other_pronoun
 from assistant.answering.related import OPPOSITES
 from assistant.retrieval.lexical import STOP_WORDS, stem
@@ -54,17 +55,6 @@ CLAUSE = re.compile(
     re.IGNORECASE,
 )
 TOKEN = re.compile(r"[\w'-]+|&")
-# words after a determiner that name no thing of their own ("a lot", "the whole", "the same")
-NO_THINGS = frozenset(
-    """one other same lot bit few couple little new old next last first whole total rest week month day year time
-way i he she it we they you me him her them us""".split()
-)
-# what a price question asks with, not the thing priced ("How much does the textbook cost?")
-PRICE_WORDS = frozenset(stem(w) for w in "cost costs price charge charges fee pay paid much spend spent".split())
-# a thing said with a determiner ("the check-up", "a £15 deposit"), not a unit after an amount ("£12 a walk")
-THING_SAID = re.compile(
-    r"(?i)(?<![\d£$€])(?<![\d£$€]\s)\b(?:the|my|our|this|that|a|an)\s+(?:[£$€]?\d[\d.,]*\s+)?([a-z][\w-]*)"
-)
 CUES = frozenset("called named".split())
 # the words between a thing and its name: "X called N", "X is N", "X's name is N", "X is called N"
 LINKS = frozenset("called named is was are were 's name names now actually the a an just".split())
@@ -79,7 +69,6 @@ JOINERS = frozenset("& and of the".split())
 ANOTHERS_JOB = re.compile(
     r"(?i)\b(?:she|he|they)(?:'s|'re|\s+is|\s+was|\s+are|\s+works?)\b|\bmy\s+\w+\s+(?:is|works)\b"
 )
-PERSON_STEMS = frozenset(stem(w) for w in PERSON_WORDS)
 ASKS_ABOUT_USER = re.compile(r"(?i)\b(?:my|i|me|i'm|am\s+i)\b")
 # a person asked for by what they do with a thing ("who has my drill?"): the name is the person's,
 # not the thing's
@@ -243,25 +232,13 @@ def _holds(clause: str, question: str, asked: Asked, similar: Similar) -> bool:
         if asked.thing:
             return bool(bound_names(clause, question, asked, similar)) or bool(PRONOUN_NAMED.search(clause))
         return _free_names(clause, question)
-    if asked.kind == "amount" and asked.thing and _priced_other(clause, asked, similar):
+    if asked.kind == "amount" and asked.thing and priced_other(clause, asked, similar):
         return False  # "the check-up itself costs £28.50" for "how much is the filling?"
     if asked.kind == "job":
         if not job_words(clause):
             return False  # "goes back to work on monday": work, but no job said
         return bool(asked.head) or not (ASKS_ABOUT_USER.search(question) and ANOTHERS_JOB.search(clause))
     return True
-
-
-def _priced_other(clause: str, asked: Asked, similar: Similar) -> bool:
-    """Does the clause price a thing of its own and never say the thing asked ("the course runs for
-    ten weeks and cost me £145" for "how much does the textbook cost?")? A clause whose only things
-    are people or pronouns ("she charges £12 a walk") prices what the turn is about."""
-    things = [m.group(1).lower() for m in THING_SAID.finditer(clause)]
-    things = [t for t in things if t not in NO_THINGS and stem(t) not in PERSON_STEMS]
-    asked_things = asked.thing - PRICE_WORDS
-    if not things or not asked_things:
-        return False
-    return not any(is_head_word(t.lower(), asked_things, asked, similar) for t in TOKEN.findall(clause))
 
 
 def _epithets(text: str, question: str, asked: Asked, similar: Similar) -> list[tuple[str, str]]:

@@ -19,7 +19,7 @@ from dataclasses import replace
 from assistant.answering.english import known_word
 from assistant.answering.kinds import TIME_NAMES, TIME_WORDS
 from assistant.answering.referents import ROLES as ROLE_GROUPS
-from assistant.retrieval.lexical import STOP_WORDS
+from assistant.retrieval.lexical import STOP_WORDS, stem
 
 # whose role a name follows: every word the answer rules have for a person or pet (``referents.ROLES``),
 # and the people around one they do not list ("my flatmate siobhan", "a guy called yusuf")
@@ -29,6 +29,7 @@ friend mate buddy pal bestie flatmate roommate housemate colleague coworker tuto
 man woman lady bloke dude rabbit bunny hamster horse parrot budgie tortoise turtle goldfish fish pony gecko
 snake""".split()
 )
+PERSON_STEMS = frozenset(stem(w) for w in ROLES)
 # a title before a name ("dr okonkwo", "prof aigerim")
 TITLES = frozenset("dr doctor prof professor mr mrs ms miss mx sir madam auntie uncle aunt coach".split())
 # the words a place's name follows

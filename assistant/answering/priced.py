@@ -1,0 +1,39 @@
+"""Whose a price is: a clause that prices a thing of its own is no answer to the price of another.
+
+"How much is the filling going to cost me?" is not answered by "The receptionist told me the
+check-up itself costs £28.50.", nor "How much does the textbook cost?" by "The course runs for ten
+weeks and cost me £145.": each clause says what it prices, and it is not what was asked. A clause
+whose only things are people or pronouns ("she charges £12 a walk") prices what its turn is about.
+"""
+
+from __future__ import annotations
+
+import re
+
+from assistant.answering.heads import Asked, Similar, is_head_word
+from assistant.answering.recase import PERSON_STEMS
+from assistant.retrieval.lexical import WORD, stem
+
+# words after a determiner that name no thing of their own ("a lot", "the whole", "the same")
+NO_THINGS = frozenset(
+    """one other same lot bit few couple little new old next last first whole total rest week month day year time
+way i he she it we they you me him her them us""".split()
+)
+# what a price question asks with, not the thing priced ("How much does the textbook cost?")
+PRICE_WORDS = frozenset(stem(w) for w in "cost costs price charge charges fee pay paid much spend spent".split())
+# a thing said with a determiner ("the check-up", "a £15 deposit"), not a unit after an amount ("£12 a walk")
+THING_SAID = re.compile(
+    r"(?i)(?<![\d£$€])(?<![\d£$€]\s)\b(?:the|my|our|this|that|a|an)\s+(?:[£$€]?\d[\d.,]*\s+)?([a-z][\w-]*)"
+)
+
+
+def priced_other(clause: str, asked: Asked, similar: Similar) -> bool:
+    """Does the clause price a thing of its own and never say the thing asked ("the course runs for
+    ten weeks and cost me £145" for "how much does the textbook cost?")? A clause whose only things
+    are people or pronouns ("she charges £12 a walk") prices what the turn is about."""
+    things = [m.group(1).lower() for m in THING_SAID.finditer(clause)]
+    things = [t for t in things if t not in NO_THINGS and stem(t) not in PERSON_STEMS]
+    asked_things = asked.thing - PRICE_WORDS
+    if not things or not asked_things:
+        return False
+    return not any(is_head_word(t.lower(), asked_things, asked, similar) for t in WORD.findall(clause))
