@@ -37,6 +37,7 @@ from assistant.answering.binding import (
     values_of,
 )
 from assistant.answering.dates import WEEKDAYS
+from assistant.answering.ends import other_end
 from assistant.answering.heads import LIGHT, Asked, Similar, asked_for, forms, roots, says_head
 from assistant.answering.kinds import TIME_NAMES, asks_which, kind_beyond
 from assistant.answering.message import SENTENCE, states
@@ -123,6 +124,7 @@ def judge(
             not got
             and valued
             and fixes
+            and not other_end(n.content, question)
             and not _other_label(n.content, asked)
             and not _names_another(n.content, question)
         ):

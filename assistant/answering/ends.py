@@ -18,7 +18,7 @@ ENDS = (
         r"take(?:s)? off|taking off|took off|take-?off|depart(?:s|ed|ing|ure)?|fl(?:y|ies|ew) out|leav(?:e|es|ing)",
     ),
     (
-        r"drop(?:s|ped|ping)? (?:\w+ )?off|drop-?off",
+        r"drop(?:s|ped|ping)? (?:\w+ )?(?:off|back)|drop-?off",
         r"pick(?:s|ed|ing)? (?:\w+ )?up|pick-?up|collect(?:s|ed|ing|ion)?",
     ),
     (r"open(?:s|ed|ing)?", r"clos(?:e|es|ed|ing)"),

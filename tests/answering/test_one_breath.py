@@ -227,6 +227,12 @@ def test_a_value_of_the_events_other_end_is_no_answer(told, question):
     assert judge(said[1:], question, told=said).how == "unknown"
 
 
+def test_a_corrections_new_value_of_the_other_end_is_no_answer():
+    said = notes("raj picks me up at 7.40 outside the co-op", "change of plan, pickup is 7.25 from now on")
+    question = "what time does raj drop me back home in the evening?"
+    assert judge(said[::-1], question, required={"25"}, told=said).how != "answer"
+
+
 @pytest.mark.parametrize(
     "told, question",
     [
