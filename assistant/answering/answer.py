@@ -87,6 +87,8 @@ def grounded_answer(
     fixes = [self_fixed(n.content, alone=True) for n in notes if n.role == "user"]
     taken_back = frozenset(stale).union(*(f.stale for f in fixes if f is not None))
     verdict = judge(notes, message, embed, required, told, own)
+    # asked a number, a turn's own fix is quoted alone ("Sorry, I misread the ticket, it's 09:30.")
+    alone = expected_kind(message) in NUMBERED
     if verdict.how == "unknown":
         text = WORDINGS[lang].unknown
         return text, embed(text), "unknown", []
@@ -96,12 +98,14 @@ def grounded_answer(
         # quote is the fact, not a guess ("so im a radiographer ..." for "what's my profession?")
         sure = True
     if verdict.how == "unsure":
-        text = extractive(notes, False, lang, bool(required), stale=stale)
+        text = extractive(notes, False, lang, bool(required), stale=stale, alone=alone)
         if count(text) > cap:
             # too long with the hedge: the sentences of the quoted turn that hold a value of the kind
-            text = extractive([valued_part(quoted_note(notes), message)], False, lang, bool(required), stale=stale)
+            text = extractive(
+                [valued_part(quoted_note(notes), message)], False, lang, bool(required), stale=stale, alone=alone
+            )
         if count(text) > cap:
-            text = extractive([_valued_clauses(notes, message)], False, lang, bool(required), stale=stale)
+            text = extractive([_valued_clauses(notes, message)], False, lang, bool(required), stale=stale, alone=alone)
         text = cap_text(text, cap, count)
         return text, embed(text), "extractive", [quoted_note(notes)]
     raw = llm.complete(
@@ -124,12 +128,12 @@ def grounded_answer(
         told = [n for n in notes if n.role == "user"]
         return text, vec, "model", told or list(notes)
     # a correction replaced a note (``required``): its quote leaves out the old value it names
-    text = extractive(notes, sure, lang, bool(required), stale=stale)
+    text = extractive(notes, sure, lang, bool(required), stale=stale, alone=alone)
     if count(text) > cap:
         # too long to quote whole: the sentences of the turn that speak of the question
-        text = extractive(notes, sure, lang, bool(required), message, embed, stale=stale)
+        text = extractive(notes, sure, lang, bool(required), message, embed, stale=stale, alone=alone)
     if count(text) > cap:
-        text = extractive([_valued_clauses(notes, message)], sure, lang, bool(required), stale=stale)
+        text = extractive([_valued_clauses(notes, message)], sure, lang, bool(required), stale=stale, alone=alone)
     text = cap_text(text, cap, count)
     return text, embed(text), "extractive", [quoted_note(notes)]
 

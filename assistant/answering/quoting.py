@@ -54,14 +54,16 @@ def quote_turn(
     question: str = "",
     embed=None,
     stale: Collection[str] = (),
+    alone: bool = False,
 ) -> str:
     """The quote of a turn naming its number (``corrected``: the turn is a correction, quoted
     ``without_old``; ``stale``: the old values it names, whose parts are left out; ``question``: only
-    the sentences that answer it, ``focused``)."""
+    the sentences that answer it, ``focused``; ``alone``: the question asks a number, and a fix in
+    the turn is quoted alone, as when ``question`` asks one)."""
     text = re.sub(r"\s+", " ", note.content).strip()
     # asked for a number or day a turn takes back, the fix alone gives it ("Sorry, I misread the ticket,
     # it's 09:30." of "My train leaves King's Cross at 08:30 on Tuesday. Sorry, ...")
-    alone = expected_kind(question) in NUMBERED if question else False
+    alone = alone or (expected_kind(question) in NUMBERED if question else False)
     fixed = self_fixed(text, alone) if note.role == "user" else None
     text = fixed.text if fixed is not None else text  # "£340 ... no sorry, £430": the value it gives
     text = without_stale(text, stale) if stale and note.role == "user" else text
@@ -91,11 +93,14 @@ def extractive(
     question: str = "",
     embed=None,
     stale: Collection[str] = (),
+    alone: bool = False,
 ) -> str:
     """The honest answer built from the turns themselves: a quote of ``quoted_note(notes)``, naming
     its number, in ``lang`` (``assistant.answering.wording``); ``corrected``, ``question``, ``embed``,
-    ``stale``: see ``quote_turn``."""
-    text = quote_turn(quoted_note(notes), lang=lang, corrected=corrected, question=question, embed=embed, stale=stale)
+    ``stale``, ``alone``: see ``quote_turn``."""
+    text = quote_turn(
+        quoted_note(notes), lang=lang, corrected=corrected, question=question, embed=embed, stale=stale, alone=alone
+    )
     if sure:
         return text
     return WORDINGS[lang].unsure + text[0].lower() + text[1:]

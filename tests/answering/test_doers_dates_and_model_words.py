@@ -160,6 +160,12 @@ def test_asked_for_the_number_a_turn_takes_back_the_fix_alone_answers():
     assert "09:30" in timed and "08:30" not in timed
     # asked for the station, the part that names it stands
     assert "King's Cross" in quote_turn(Note(3, "user", text, 1.0), question="Which station does my train leave from?")
+    # the whole turn fits the cap: the answer still quotes the fix alone (seen driving the app)
+    said = [Note(3, "user", text, 1.0)]
+    answer, _, how, _ = grounded_answer(
+        FakeLLM(), lambda t: None, said, "What time does my train leave on Tuesday?", 80, WORDS
+    )
+    assert how == "extractive" and "09:30" in answer and "08:30" not in answer
 
 
 def test_the_other_one_of_a_pair_is_a_neighbouring_thing_though_the_vectors_are_close():
