@@ -8,8 +8,9 @@ both; quoted up to the first sentence, it gives the old one. So:
 
 * **The cue** (``TAKE_BACK``) comes after something said, at a sentence or clause boundary ("no
   wait", "oh wait", "no sorry", "oh no actually", "sorry,", "wait,", "hang on", "scratch that", "i
-  mean", "make that", "my mistake", "but correction:"), and words follow it; a two-word cue may
-  follow a number or code with no mark at all ("its thursday at 10:15 no wait sorry 11:40", ``TAKE_BACK_AFTER_VALUE``).
+  mean", "make that", "my mistake", "but correction:", "typo sorry,", "ignore that number"), and words
+  follow it; a two-word cue may follow a number or code with no mark at all ("its thursday at 10:15 no wait
+  sorry 11:40", ``TAKE_BACK_AFTER_VALUE``).
 * **The part taken back** is the last part before the cue (``parts.marked_parts``: a sentence,
   or a clause cut at a comma, dash, semicolon): what was said just before is what is corrected ("it's on
   the 29th, and it's 35 a head. no hang on, 38 a head": the 29th stands).
@@ -34,9 +35,9 @@ from assistant.retrieval.lexical import words
 # a take-back cue at a boundary: after a sentence end, a comma, semicolon, colon or dash
 TAKE_BACK = re.compile(
     r"(?i)(?:(?<=[.!?,;:])|(?<=\s-)|(?<=\s--))\s*"
-    r"(?P<cue>(?:(?:but|and)\s+)?(?:oh,?\s+)?(?:no,?\s+(?:wait|sorry|hang\s+on|hold\s+on|actually)|wait,?\s+no|"
-    r"actually,?\s+no|hang\s+on|hold\s+on|scratch\s+that|i\s+mean[t]?|make\s+that|or\s+rather|correction|"
-    r"my\s+(?:mistake|bad)|"
+    r"(?P<cue>(?:(?:but|and)\s+)?(?:oh,?\s+|typo,?\s+|actually,?\s+(?=ignore))?(?:no,?\s+(?:wait|sorry|hang\s+on|hold\s+on|actually)|"
+    r"wait,?\s+no|actually,?\s+no|hang\s+on|hold\s+on|scratch\s+that|i\s+mean[t]?|make\s+that|or\s+rather|correction|"
+    r"my\s+(?:mistake|bad)|ignore\s+that(?:\s+number|\s+one|\s+bit)?|"
     # alone, "wait", "sorry", "apologies" and a sentence's opening "actually" take back only when a mark
     # follows ("sorry, the 18th", "Actually, I've just checked the email again and it says 9:15"), not in
     # a sentence of their own ("wait for me at the gate", "sorry for the spam")

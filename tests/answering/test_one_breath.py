@@ -50,6 +50,8 @@ def notes(*texts: str) -> list[Note]:
         ("the key safe code is 1906... oh hang on no it's 1609", "1609", "1906"),
         ("My hospital number is RGH-0098765; my mistake, it's RGH-0098756.", "RGH-0098756", "0098765"),
         ("The visit was booked for 9.30, but correction: they have moved it to 8.45.", "8.45", "9.30"),
+        ("its at the church hall at 2.20, typo sorry, meant 2.50", "2.50", "2.20"),
+        ("ordered 40 burgers from the butcher, actually ignore that number, i upped it to 60", "60", "40"),
     ],
 )
 def test_a_turn_that_takes_a_value_back_is_quoted_without_it(text, kept, gone):
