@@ -56,6 +56,7 @@ CLAUSE = re.compile(
 )
 TOKEN = re.compile(r"[\w'-]+|&")
 CUES = frozenset("called named".split())
+ANYONE = frozenset(stem(w) for w in "person someone somebody people contact".split())
 # the words between a thing and its name: "X called N", "X is N", "X's name is N", "X is called N"
 LINKS = frozenset("called named is was are were 's name names now actually the a an just".split())
 # nouns that only carry a cue to the name ("my teacher is a guy called yusuf", "a place called Nona")
@@ -229,6 +230,10 @@ def _holds(clause: str, question: str, asked: Asked, similar: Similar) -> bool:
     if asked.kind == "name":
         if asked.thing and WHO.search(question) and not asked.thing & PERSON_STEMS:
             return _free_names(clause, question)
+        if asked.thing and asked.thing <= ANYONE:
+            # "the name of the person i need to talk to": "the person ... is called Ilse" names them
+            tokens = TOKEN.findall(clause)
+            return any(not _place(tokens, r) for r in name_runs(tokens, question))
         if asked.thing:
             return bool(bound_names(clause, question, asked, similar)) or bool(PRONOUN_NAMED.search(clause))
         return _free_names(clause, question)

@@ -73,7 +73,15 @@ from assistant.answering.message import ASKS_A_FAVOUR, SELF_WORDS, about_the_use
 from assistant.answering.note import Note, salient
 from assistant.answering.note import note_of as _note
 from assistant.answering.parts import stale_words
-from assistant.answering.referents import about, asks_after, followers, names, said_names, unmentioned_role
+from assistant.answering.referents import (
+    about,
+    asks_after,
+    followers,
+    names,
+    said_names,
+    the_possessed,
+    unmentioned_role,
+)
 from assistant.answering.related import DOERS, THE_THING, related, shares_word
 from assistant.answering.sentences import closeness, memo
 from assistant.answering.slots import judged, speaks_of
@@ -236,7 +244,11 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
     notes = [uncorrected(n, told, kind, question) for n in notes]
     picked = _corrected(notes, told, kind, sure, bool(ASKS_ABOUT_ME.search(question)), question, embed)
     heirs = _heirs(picked, told)
-    on_subject = [n for n in picked.notes if subject and _about(n, {subject}, told, heirs)]
+    on_subject = [
+        n
+        for n in picked.notes
+        if subject and (_about(n, {subject}, told, heirs) or the_possessed(heirs.get(n.number, n).content, question))
+    ]
     if subject and kind and not _answers_kind(on_subject, kind):
         # "What does Gideon do for a living?" and only "My neighbour Gideon lent me his ladder" is
         # about him: "just got home from work" holds a job, but the user's, not his

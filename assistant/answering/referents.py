@@ -27,7 +27,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from assistant.answering.dates import CLOCK, TIME_WORDS
+from assistant.answering.dates import CLOCK, TIME_NAMES, TIME_WORDS
 from assistant.answering.note import salient
 
 RECENT = 3  # a pronoun points back at most this many of the user's statements
@@ -151,6 +151,21 @@ def about(text: str, asked: set[str], told: Sequence, number: int) -> bool:
         if c is not None and names(c.content) & asked:
             return True
     return False
+
+
+# "Which day is Clementine's appointment?": a name, then the thing of theirs asked about
+POSSESSED = re.compile(r"\b([A-Z][a-z][\w-]*)'s\s+([a-z][\w-]*)")
+
+
+def the_possessed(text: str, question: str) -> bool:
+    """Does a statement say the thing the question asks of someone by name as "the <thing>", naming
+    no one ("The appointment is on Thursday at 10:40" for "Which day is Clementine's appointment?",
+    the rabbit named in another turn)? It speaks of the same thing; "my appointment" would be the
+    user's own."""
+    m = POSSESSED.search(question)
+    if m is None or not re.search(rf"(?i)\bthe\s+{re.escape(m.group(2))}\b", text):
+        return False
+    return not any(n.isalpha() and n not in TIME_NAMES for n in names(text) - {m.group(1).lower()})
 
 
 def followers(number: int, statements: Sequence) -> list:
