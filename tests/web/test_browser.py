@@ -213,7 +213,9 @@ def chat_then_pin(page, url: str, db_url: str) -> None:
     pinned_col = ["#", "role", "text", "tokens", "state", "protected", "pinned"].index("pinned")
     engine = create_engine(db_url)
     pinned: list[int] = []
-    for _attempt in range(3):  # a rerun that redraws the grid mid-gesture loses the keys
+    # a rerun that redraws the grid mid-gesture loses the keys, more often on a loaded machine
+    for _attempt in range(6):
+        settle(page)
         bb = grid.bounding_box()
         page.mouse.click(bb["x"] + 30, bb["y"] + 35 * last + 18)  # the "#" cell of the last row
         for _ in range(pinned_col):
