@@ -36,8 +36,9 @@ system prompt, streamed as it writes (``context`` mode), with the same cap and c
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
@@ -97,16 +98,17 @@ def grounded_answer(
         # the ranker only guessed, but a clause of the first note says the head and its value: the
         # quote is the fact, not a guess ("so im a radiographer ..." for "what's my profession?")
         sure = True
+    # quotes without the values a correction or the turn itself took back, shortest form last
+    quote = partial(extractive, lang=lang, corrected=bool(required), stale=stale, alone=alone)
     if verdict.how == "unsure":
-        text = extractive(notes, False, lang, bool(required), stale=stale, alone=alone)
-        if count(text) > cap:
+        text = _first_fitting(
+            cap,
+            count,
+            lambda: quote(notes, False),
             # too long with the hedge: the sentences of the quoted turn that hold a value of the kind
-            text = extractive(
-                [valued_part(quoted_note(notes), message)], False, lang, bool(required), stale=stale, alone=alone
-            )
-        if count(text) > cap:
-            text = extractive([_valued_clauses(notes, message)], False, lang, bool(required), stale=stale, alone=alone)
-        text = cap_text(text, cap, count)
+            lambda: quote([valued_part(quoted_note(notes), message)], False),
+            lambda: quote([_valued_clauses(notes, message, alone)], False),
+        )
         return text, embed(text), "extractive", [quoted_note(notes)]
     raw = llm.complete(
         grounded_messages(notes, message),
@@ -127,22 +129,32 @@ def grounded_answer(
         text = cap_text(text, cap, count)
         told = [n for n in notes if n.role == "user"]
         return text, vec, "model", told or list(notes)
-    # a correction replaced a note (``required``): its quote leaves out the old value it names
-    text = extractive(notes, sure, lang, bool(required), stale=stale, alone=alone)
-    if count(text) > cap:
+    text = _first_fitting(
+        cap,
+        count,
+        lambda: quote(notes, sure),
         # too long to quote whole: the sentences of the turn that speak of the question
-        text = extractive(notes, sure, lang, bool(required), message, embed, stale=stale, alone=alone)
-    if count(text) > cap:
-        text = extractive([_valued_clauses(notes, message)], sure, lang, bool(required), stale=stale, alone=alone)
-    text = cap_text(text, cap, count)
+        lambda: quote(notes, sure, question=message, embed=embed),
+        lambda: quote([_valued_clauses(notes, message, alone)], sure),
+    )
     return text, embed(text), "extractive", [quoted_note(notes)]
 
 
-def _valued_clauses(notes: Sequence[Note], message: str) -> Note:
+def _first_fitting(cap: int, count, *quotes: Callable[[], str]) -> str:
+    """The first of the quotes (made only when the one before runs over) within ``cap`` tokens, else
+    the last one capped."""
+    for make in quotes:
+        text = make()
+        if count(text) <= cap:
+            return text
+    return cap_text(text, cap, count)
+
+
+def _valued_clauses(notes: Sequence[Note], message: str, alone: bool) -> Note:
     """The quoted turn cut to its clauses holding a value of the asked kind (``valued_part``), for a
     quote the cap would cut before its value; a turn that takes a value back is cut after the take-back
-    is left out (the fix alone when it gives the asked number)."""
+    is left out (``alone``: the fix alone, asked a number)."""
     note = quoted_note(notes)
-    fixed = self_fixed(note.content, alone=expected_kind(message) in NUMBERED) if note.role == "user" else None
+    fixed = self_fixed(note.content, alone=alone) if note.role == "user" else None
     note = replace(note, content=fixed.text) if fixed is not None else note
     return valued_part(note, message, clauses=True)

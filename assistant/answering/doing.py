@@ -53,7 +53,7 @@ def verb_forms(verb: str) -> set[str]:
     return {s} | set(VERB_FORMS.get(s, ()))
 
 
-def _said(text: str) -> set[str]:
+def said_stems(text: str) -> set[str]:
     """Every word of the text, stemmed, stop words too ("got" is one)."""
     return {stem(t) for t in re.findall(r"[\w']+", text.lower())} | set(words(text))
 
@@ -75,7 +75,9 @@ def no_doer(question: str, notes: Sequence) -> bool:
         | _object_head(question[m.end() :])
         | DOERS.get(stem(m.group("verb").lower()), set())
     )
-    return not any(forms & _said(n.content) and kind_beyond(n.content, "name", question) for n in _user_notes(notes))
+    return not any(
+        forms & said_stems(n.content) and kind_beyond(n.content, "name", question) for n in _user_notes(notes)
+    )
 
 
 _BEFORE_PLACE = re.compile(r"(?i)\b(?:in|at|on|for|with|to|from|of|by|since|every)\b|[?!.,]")
@@ -104,4 +106,4 @@ def thing_not_said(question: str, notes: Sequence) -> bool:
     told = _user_notes(notes)
     if not topic or not any(topic & set(words(n.content)) for n in told):
         return False
-    return not any((head | forms) & _said(n.content) for n in told)
+    return not any((head | forms) & said_stems(n.content) for n in told)

@@ -59,7 +59,7 @@ from assistant.answering.corrections import (
     superseding,
     uncorrected,
 )
-from assistant.answering.doing import no_doer, thing_not_said
+from assistant.answering.doing import no_doer, said_stems, thing_not_said
 from assistant.answering.kinds import (
     TIME_NAMES,
     asks_which,
@@ -304,19 +304,15 @@ def _doers(notes: Sequence[Note], told: Sequence, kind: str | None, question: st
     ("the conductor is this guy called lewis")."""
     if kind != "name":
         return []
-    roles = set().union(*(DOERS.get(s, set()) for s in _stems(question)))
-    if not roles or any(roles & _stems(n.content) for n in notes):
+    roles = set().union(*(DOERS.get(s, set()) for s in said_stems(question)))
+    if not roles or any(roles & said_stems(n.content) for n in notes):
         return []
     have = {n.number for n in notes}
     weight = min((n.weight for n in notes), default=1.0)
     for c in told:
-        if c.number not in have and roles & _stems(c.content) and kind_beyond(c.content, kind, question):
+        if c.number not in have and roles & said_stems(c.content) and kind_beyond(c.content, kind, question):
             return [_note(c, weight)]
     return []
-
-
-def _stems(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[\w']+", text.lower())}
 
 
 def _corrected(
