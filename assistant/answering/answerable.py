@@ -36,6 +36,7 @@ from assistant.answering.binding import (
     unnamed_which,
     values_of,
 )
+from assistant.answering.corrections import corrects
 from assistant.answering.dates import WEEKDAYS
 from assistant.answering.ends import other_end
 from assistant.answering.heads import LIGHT, Asked, Similar, asked_for, forms, roots, says_head
@@ -279,9 +280,12 @@ def _points_to_answer(note, told: Sequence, asked: Asked, question: str) -> bool
     """Does the note point back by a pronoun to a statement that answers, giving a value of its own?
     It speaks of what that statement does: a correction ("hm no, just checked, it's 4417" after "my
     new phone number ends in 4471") or the next fact ("they're going to Hillcrest Primary" after "my
-    twins start school on Monday")."""
-    back = referent(note, told) if note.role == "user" else None
-    return back is not None and bool(answering_clauses(back.content, question, asked, Similar(None)))
+    twins start school on Monday"). A correction with a cue needs no pronoun ("scratch that about the
+    time, the school texted and its 6.35 now" after "our slot with his form tutor is 6.10")."""
+    if note.role != "user":
+        return False
+    backs = [referent(note, told), *corrects(note, told, asked.kind, question)]
+    return any(b is not None and answering_clauses(b.content, question, asked, Similar(None)) for b in backs)
 
 
 def _superseded(c, told: Sequence, kind: str, question: str) -> bool:

@@ -139,13 +139,19 @@ def corrected_by(n: Note, told: Sequence, kind: str | None, question: str):
     """The earlier statement of the user's that ``n`` corrects, or None: the latest one whose
     correction (``correction_of``) is ``n`` ("sorry, wrong one, his name is Oskar, Emil was the
     neighbour's cat" corrects "we adopted a tabby called Emil")."""
+    return next(corrects(n, told, kind, question), None)
+
+
+def corrects(n: Note, told: Sequence, kind: str | None, question: str):
+    """Each earlier statement of the user's that ``n`` corrects, latest first: "scratch that about
+    the time, ... its 6.35 now" may point back by "that" to the chatter before it and correct "our
+    slot with his form tutor is 6.10" too."""
     if n.role != "user" or not CORRECTION.search(n.content):
-        return None
+        return
     for c in sorted((c for c in told if c.number < n.number), key=lambda c: -c.number)[:LOOK_BACK]:
         fix = correction_of(note_of(c, n.weight), told, kind, question)
         if fix is not None and fix.number == n.number:
-            return c
-    return None
+            yield c
 
 
 def correction_of(note: Note, statements: Sequence, kind: str | None = None, question: str = ""):

@@ -158,6 +158,18 @@ def test_a_statement_found_in_memory_is_not_one_a_later_statement_corrects():
         assert v.how == "answer" and v.notes[0].number == 3  # the correction, never the stale value
 
 
+def test_a_cited_correction_answers_when_chatter_came_between_it_and_what_it_corrects():
+    told = notes(
+        "our slot with his form tutor is 6.10",
+        "ugh the dishwasher is making that noise again",
+        "and its raining so the washing is soaked lol",
+        "scratch that about the time, the school texted and its 6.35 now",
+    )
+    v = judge(told[3:], "what time is our slot?", told=told)
+    # "that" points back to the chatter, yet the cue and the next time corrects the slot
+    assert v.how == "answer" and [n.number for n in v.notes] == [7]
+
+
 def test_the_later_word_on_the_head_ranked_first_stays_first():
     told = notes("My dentist is Dr. Lindqvist.", "Sorry, that was my old dentist. The new one is Dr. Amani.")
     v = judge(told[::-1], "Who is my dentist?", told=told)
