@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 
 from assistant.answering.kinds import TIME_NAMES, expected_kind, kind_beyond
+from assistant.answering.note import note_of
 from assistant.answering.related import DOERS, related
 from assistant.retrieval.lexical import STOP_WORDS, stem, stem_groups, words
 
@@ -107,3 +108,20 @@ def thing_not_said(question: str, notes: Sequence) -> bool:
     if not topic or not any(topic & set(words(n.content)) for n in told):
         return False
     return not any((head | forms) & said_stems(n.content) for n in told)
+
+
+def doers(notes: Sequence, told: Sequence, kind: str | None, question: str) -> list:
+    """Asked a name by what the person does ("whos leading the choir?", ``related.DOERS``) and no note
+    says one of the doers' roles: the first of the user's statements that says one and a name
+    ("the conductor is this guy called lewis")."""
+    if kind != "name":
+        return []
+    roles = set().union(*(DOERS.get(s, set()) for s in said_stems(question)))
+    if not roles or any(roles & said_stems(n.content) for n in notes):
+        return []
+    have = {n.number for n in notes}
+    weight = min((n.weight for n in notes), default=1.0)
+    for c in told:
+        if c.number not in have and roles & said_stems(c.content) and kind_beyond(c.content, kind, question):
+            return [note_of(c, weight)]
+    return []

@@ -59,7 +59,7 @@ from assistant.answering.corrections import (
     superseding,
     uncorrected,
 )
-from assistant.answering.doing import no_doer, said_stems, thing_not_said
+from assistant.answering.doing import doers, no_doer, thing_not_said
 from assistant.answering.kinds import (
     TIME_NAMES,
     asks_which,
@@ -82,7 +82,7 @@ from assistant.answering.referents import (
     the_possessed,
     unmentioned_role,
 )
-from assistant.answering.related import DOERS, THE_THING, related, shares_word
+from assistant.answering.related import THE_THING, related, shares_word
 from assistant.answering.sentences import closeness, memo
 from assistant.answering.slots import judged, speaks_of
 from assistant.retrieval.lexical import STOP_WORDS, stem, words
@@ -204,7 +204,7 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
     if not notes and not (about_the_user(question) or theirs):
         # "Who is going to show me how to use the equipment?": not about the user by its words, but
         # asked by what someone does for them, and a statement names who does it (a guess)
-        doer = _doers([], told, kind, question)
+        doer = doers([], told, kind, question)
         return Notes(doer, False) if doer else Notes([], False)
     if not notes:
         # the user's statements about themselves first, then their other statements, then the rest
@@ -224,6 +224,9 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
             # the statement whose sentence holding the kind is closest to the question first
             typed.sort(key=lambda c: -closeness(c.content, question, kind, embed))
         typed.sort(key=lambda c: not says_value(c.content, kind))  # "works as a nurse" before "a new job"
+        # "Who will be teaching my little girl?": the statement saying who does it ("Her instructor is ...")
+        doer = {n.number for n in doers([], told, kind, question)}
+        typed.sort(key=lambda c: c.number not in doer)
         if kind is not None and ASKS_ABOUT_ME.search(question):
             # among the statements holding the answer's kind, the user speaking as "I" first
             typed.sort(key=lambda c: not I_START.match(c.content))
@@ -233,7 +236,7 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
         notes = [_note(c, 1.0 - 0.1 * i) for i, c in enumerate(best)]
     else:
         notes += _pointed(notes, told, kind, question)
-        notes += _doers(notes, told, kind, question)
+        notes += doers(notes, told, kind, question)
         if kind and not any(n.role == "user" and kind_beyond(n.content, kind, question) for n in notes):
             cited = {n.number for n in notes}
             extra = [
@@ -296,23 +299,6 @@ def _pointed(notes: Sequence[Note], told: Sequence, kind: str | None, question: 
                 have.add(c.number)
                 out.append(_note(c, weight))
     return out
-
-
-def _doers(notes: Sequence[Note], told: Sequence, kind: str | None, question: str) -> list[Note]:
-    """Asked a name by what the person does ("whos leading the choir?", ``related.DOERS``) and no note
-    says one of the doers' roles: the first of the user's statements that says one and a name
-    ("the conductor is this guy called lewis")."""
-    if kind != "name":
-        return []
-    roles = set().union(*(DOERS.get(s, set()) for s in said_stems(question)))
-    if not roles or any(roles & said_stems(n.content) for n in notes):
-        return []
-    have = {n.number for n in notes}
-    weight = min((n.weight for n in notes), default=1.0)
-    for c in told:
-        if c.number not in have and roles & said_stems(c.content) and kind_beyond(c.content, kind, question):
-            return [_note(c, weight)]
-    return []
 
 
 def _corrected(

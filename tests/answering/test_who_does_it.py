@@ -48,6 +48,20 @@ def test_a_question_not_about_the_user_by_its_words_finds_the_doer():
     assert picked.notes == []
 
 
+def test_a_question_about_the_users_world_guesses_the_doer_first():
+    swim = turns(
+        "I have signed my daughter Poppy up for toddler swimming lessons at Riverside Leisure Centre.",
+        "The class is on Saturday mornings and starts at 9:30.",
+        "Her instructor is Ms Harriet Oyelaran.",
+        "We need to bring a swim nappy and a towel each week.",
+    )
+    # nothing cited; the daughter's turn names a person too, but the instructor's says who teaches
+    picked = select_notes("Who will be teaching my little girl?", swim, Step([], (1, 3, 5, 7)))
+    assert picked.notes[0].number == 5
+    picked = select_notes("Who is my little girl?", swim, Step([], (1, 3, 5, 7)))
+    assert picked.notes[0].number != 5
+
+
 def test_a_reply_to_who_that_names_no_one_is_not_an_answer():
     llm = FakeLLM(default="The reading group is led by a team of experts.")
     assert statement_reply(llm, "whos in charge of the reading group?", 37, WORDS, statement=False) == (
