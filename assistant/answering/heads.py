@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assistant.answering.asked import DETERMINERS, SAME
-from assistant.answering.kinds import TIME_NAMES, expected_kind
+from assistant.answering.kinds import LEAD, TIME_NAMES, expected_kind
 from assistant.answering.recase import ROLES as PERSON_WORDS
 from assistant.answering.recase import TITLES
 from assistant.answering.referents import ROLES, names
@@ -103,7 +103,8 @@ def asked_for(question: str) -> Asked | None:
     head: dict[str, str] = {}
     thing, noun = set(), False
     phrases: list[list[str]] = [[]]  # the noun phrases' thing stems, in order
-    for token in WORD.findall(question.lower()):
+    lead = re.match(rf"(?i){LEAD}", question)  # "ok wait, where ...": no word of the head
+    for token in WORD.findall(question[lead.end() :].lower()):
         plain = token.removesuffix("'s")
         s = stem(plain)
         if plain in DETERMINERS or plain in QUESTION_WORDS or token.endswith("'s"):

@@ -17,8 +17,12 @@ from assistant.answering.note import OPENERS, salient
 from assistant.answering.referents import CODE_ASKED, SAYS_ROLE, holds_code, names
 from assistant.retrieval.lexical import STOP_WORDS, words
 
-# a question may open with a word joining it to the talk ("and when is my home insurance due?")
-LEAD = r"^\s*(?:(?:and|so|also|ok|okay|oh|but|btw|um|hmm)[\s,]+)?"
+# a question may open with words joining it to the talk ("and when is my home insurance due?", "ok
+# wait, where does tendai pick me up from again?")
+LEAD = (
+    r"^\s*(?:(?:and|so|also|ok|okay|oh|but|btw|um+|hm+|erm|uh+|wait|hey|sorry|right|remind me|quick question)"
+    r"[\s,:.!-]+){0,3}"
+)
 # "call" asks for a name as a verb ("What did I call my daughter?", "what should we call it"), not as
 # a noun ("what time is the bank call?")
 CALL_VERB = r"\b(?:do|did|does|should|will|would|can|could|to|i|we|you|they|he|she)\s+(?:\w+\s+)?call\b"

@@ -51,7 +51,8 @@ somewhere anywhere there here bits pieces prison jail court traffic bloom stock 
 lockdown quarantine labour labor case spite favour favor common person secret silence finance marketing sales
 retail insurance education hospitality construction tech it healthcare law banking admin management
 engineering design research medicine nursing accounting logistics publishing media advertising year years
-week weeks month months day days hour hours minute minutes ages tears pieces bits friends parts stages""".split()
+week weeks month months day days hour hours minute minutes ages tears pieces bits friends parts stages
+outside inside behind beside near nearby opposite upstairs downstairs abroad overseas underneath""".split()
 )
 # words that follow a role and name no one: verbs without a telltale ending, adverbs, adjectives
 NOT_NAMES = frozenset(

@@ -33,6 +33,8 @@ def notes(*texts: str, role: str = "user") -> list[Note]:
         ("What's my name?", "name", set()),  # the value alone is asked for
         ("How long have I been going there?", "number", set()),
         ("What do I do for a living?", "job", set()),
+        ("ok wait, where does Tendai pick me up from again?", "place", {"pick"}),  # words joining it to the talk
+        ("hmm sorry, who is my dentist?", "name", {"dentist"}),
     ],
 )
 def test_the_kind_and_head_of_a_question(question, kind, head):

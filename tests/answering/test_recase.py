@@ -42,6 +42,7 @@ def test_a_name_is_known_by_its_place(text, names):
         "listening to music at home",
         "we moved it to the 28th bc my aunt cant make the 21st",
         "the vet hasnt rung back yet",
+        "next one is wednesday, he picks me up from outside the library",
     ],
 )
 def test_common_words_after_a_role_or_preposition_are_no_names(text):
