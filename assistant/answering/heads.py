@@ -46,7 +46,7 @@ _KIND_WORDS = {
     "code": "code pin password passcode passphrase combination combo",
     "food": "food dish meal eat ate eating",
     "instrument": "instrument instruments",
-    "amount": "amount much",
+    "amount": "amount much sum",
     "number": "number numbers digit digits age old many much long count",
 }
 KIND_WORDS = {kind: frozenset(stem(w) for w in ws.split()) for kind, ws in _KIND_WORDS.items()}

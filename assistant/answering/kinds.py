@@ -55,7 +55,13 @@ KINDS = (
     ("instrument", re.compile(r"(?i)\b(what|which)\s+(musical\s+)?instruments?\b")),
     ("food", re.compile(r"(?i)\b(what|which)\s+(food|dish|meal)\b")),
     # "what price did i put it up for?", "whats my membership cost?": the money's own noun asks for an amount
-    ("amount", re.compile(r"(?i)\bhow\s+much\b|\b(price|cost|fee|rent|deposit)s?\b")),
+    (
+        "amount",
+        re.compile(
+            r"(?i)\bhow\s+much\b|\b(price|cost|fee|rent|deposit|fare|budget|salary|wage)s?\b"
+            r"|\b(?:what|which)\s+(?:sum|amount)\b"
+        ),
+    ),
     ("number", re.compile(r"(?i)\bhow\s+(old|many|much|long)\b|\b(number|age)\b")),
 )
 # where something is: a capitalised name, or a place said with a preposition ("in the shed",

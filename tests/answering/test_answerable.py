@@ -35,6 +35,8 @@ def notes(*texts: str, role: str = "user") -> list[Note]:
         ("What do I do for a living?", "job", set()),
         ("ok wait, where does Tendai pick me up from again?", "place", {"pick"}),  # words joining it to the talk
         ("hmm sorry, who is my dentist?", "name", {"dentist"}),
+        ("What sum am I requesting?", "amount", {"requesting"}),
+        ("whats my bus fare?", "amount", {"bus", "fare"}),
     ],
 )
 def test_the_kind_and_head_of_a_question(question, kind, head):
