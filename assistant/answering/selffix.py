@@ -8,7 +8,8 @@ both; quoted up to the first sentence, it gives the old one. So:
 
 * **The cue** (``TAKE_BACK``) comes after something said, at a sentence or clause boundary ("no
   wait", "oh wait", "no sorry", "oh no actually", "sorry,", "wait,", "hang on", "scratch that", "i
-  mean", "make that", "my mistake", "but correction:", "typo sorry,", "ignore that number"), and words
+  mean", "make that", "my mistake", "but correction:", "typo sorry,", "ignore that number", "well it
+  was, i switched it to"), and words
   follow it; a two-word cue may follow a number or code with no mark at all ("its thursday at 10:15 no wait
   sorry 11:40", ``TAKE_BACK_AFTER_VALUE``).
 * **The part taken back** is the last part before the cue (``parts.marked_parts``: a sentence,
@@ -38,6 +39,8 @@ TAKE_BACK = re.compile(
     r"(?P<cue>(?:(?:but|and)\s+)?(?:oh,?\s+|typo,?\s+|actually,?\s+(?=ignore))?(?:no,?\s+(?:wait|sorry|hang\s+on|hold\s+on|actually)|"
     r"wait,?\s+no|actually,?\s+no|hang\s+on|hold\s+on|scratch\s+that|i\s+mean[t]?|make\s+that|or\s+rather|correction|"
     r"my\s+(?:mistake|bad)|ignore\s+that(?:\s+number|\s+one|\s+bit)?|"
+    # "its the big grey one, well it was, i switched it to teal": what it was, then what changed it
+    r"(?:well,?\s+)?(?:it|that)\s+was(?=,?\s+(?:but\s+)?(?:i|we|they)\s+(?:switched|changed|swapped)\b)|"
     # alone, "wait", "sorry", "apologies" and a sentence's opening "actually" take back only when a mark
     # follows ("sorry, the 18th", "Actually, I've just checked the email again and it says 9:15"), not in
     # a sentence of their own ("wait for me at the gate", "sorry for the spam")

@@ -52,6 +52,7 @@ def notes(*texts: str) -> list[Note]:
         ("The visit was booked for 9.30, but correction: they have moved it to 8.45.", "8.45", "9.30"),
         ("its at the church hall at 2.20, typo sorry, meant 2.50", "2.50", "2.20"),
         ("ordered 40 burgers from the butcher, actually ignore that number, i upped it to 60", "60", "40"),
+        ("sofa comes friday!! its the big grey corner one, well it was, i switched it to teal", "teal", "grey"),
     ],
 )
 def test_a_turn_that_takes_a_value_back_is_quoted_without_it(text, kept, gone):
@@ -77,6 +78,8 @@ def test_only_the_part_just_before_the_cue_is_taken_back():
         # the part says a name beside the number or day corrected: Alfama and Mateo stand
         "Staying at an Airbnb in Alfama for 6 nights... actually no, 8 nights, I extended it",
         "my son Mateo has his school play on the 22nd, no sorry, the 23rd",
+        "the party was at 7, it was fun",  # what it was, and nothing changed it
+        "we went to the lake, it was, we think, the best day",
     ],
 )
 def test_a_turn_that_takes_nothing_back_is_left_as_it_is(text):
