@@ -140,6 +140,20 @@ def grounded_answer(
     return text, embed(text), "extractive", [quoted_note(notes)]
 
 
+def choice_answer(option: str, note: Note, message: str, cap: int, count, embed=None) -> str:
+    """A question offering the answers ("Does the party start at 2pm or 3pm?", ``choice``): the option
+    the user's statement says, then the quote ("2pm. You told me (turn 3): ... it starts at two
+    o'clock.")."""
+    quote = partial(extractive, [note], True, language(message), alone=True)
+    text = _first_fitting(
+        cap - count(option) - 1,
+        count,
+        quote,
+        lambda: quote(question=message, embed=embed),
+    )
+    return f"{option[:1].upper()}{option[1:]}. {text}"
+
+
 def _first_fitting(cap: int, count, *quotes: Callable[[], str]) -> str:
     """The first of the quotes (made only when the one before runs over) within ``cap`` tokens, else
     the last one capped."""

@@ -11,6 +11,8 @@
   turn beside it; nor does one whose notes speak of the same person or thing without saying what is
   asked (the answerability gate, ``assistant.answering.answerable``: the question's head and a value
   of its kind in one clause), which reads the user's statements in memory too.
+* A question offering the answers ("Does the party start at 2pm or 3pm?") gets the option a statement
+  of the user's says, then its quote (``assistant.answering.choice``).
 * Anything else (a statement, a question to the assistant) gets the model's short reply, checked,
   or a plain acknowledgement; it cites what the retrieval step cited.
 """
@@ -21,9 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assistant.answering.answer import grounded_answer
+from assistant.answering.answer import choice_answer, grounded_answer
+from assistant.answering.choice import chosen
 from assistant.answering.message import is_question, split
-from assistant.answering.note import Note
+from assistant.answering.note import Note, note_of
 from assistant.answering.notes import is_statement, select_notes
 from assistant.answering.recase import recase, recased_turns, restore
 from assistant.answering.replies import statement_reply
@@ -55,9 +58,19 @@ def grounded_reply(llm, embed, message: str, turn: int, active, retrieval, cap: 
         parts = split(recase(message, typed))
         current = Note(turn, "user", parts.stated, 1.0, embed(parts.stated)) if parts.stated else None
         picked = select_notes(parts.asked, active, retrieval, current=current, embed=embed)
+        told = [c for c in sorted(active, key=lambda c: c.number) if is_statement(c)]
+        told += [current] if current is not None else []
+        offered = chosen(parts.asked, picked.notes, told)
+        if offered is not None:
+            # "Does the party start at 2pm or 3pm?" and "it starts at two o'clock": the option said
+            option, said = offered
+            note = note_of(said, 1.0)
+            text = choice_answer(option.text, note, parts.asked, cap, count, embed)
+            text = restore(text, typed) if typed else text
+            weight = {n.number: n.weight for n in picked.notes} if picked.sure else retrieval.confidence
+            shown = tuple(sorted({*retrieval.offered, *(n.number for n in picked.notes), note.number}))
+            return Reply(text, embed(text), "extractive", [(note.number, weight.get(note.number, GUESS_WEIGHT))], shown)
         if picked.notes:
-            told = [c for c in sorted(active, key=lambda c: c.number) if is_statement(c)]
-            told += [current] if current is not None else []
             text, vec, how, used = grounded_answer(
                 llm,
                 embed,
