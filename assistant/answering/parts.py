@@ -30,7 +30,9 @@ from assistant.answering.note import salient
 from assistant.retrieval.lexical import STOP_WORDS, WORD, stem
 
 # where a correction's parts meet: a sentence end, a comma, semicolon, colon or dash, "but", "so", a reason
-BOUNDARY = re.compile(r"[.!?]+\s+|\s*[,;:]\s+|\s+-+\s+|\s+(?:but|so|though|because|bc|cause|cuz)\s+", re.IGNORECASE)
+BOUNDARY = re.compile(
+    r"[.!?]+\s+|\s*[,;:]\s+|\s+-+\s+|\s*[\u2013\u2014]\s*|\s+(?:but|so|though|because|bc|cause|cuz)\s+", re.IGNORECASE
+)
 # words a correction repeats that are no value: verb forms, and the chat around them
 _FORM = re.compile(r"(?:ed|ing|ly)$")
 # what a correction names after "not": "8 days not 5", "the 14th, not the 4th"; after "it's" or "is"

@@ -35,7 +35,7 @@ from assistant.retrieval.lexical import words
 
 # a take-back cue at a boundary: after a sentence end, a comma, semicolon, colon or dash
 TAKE_BACK = re.compile(
-    r"(?i)(?:(?<=[.!?,;:])|(?<=\s-)|(?<=\s--))\s*"
+    r"(?i)(?:(?<=[.!?,;:\u2013\u2014])|(?<=\s-)|(?<=\s--))\s*"
     r"(?P<cue>(?:(?:but|and)\s+)?(?:oh,?\s+|typo,?\s+|actually,?\s+(?=ignore))?(?:no,?\s+(?:wait|sorry|hang\s+on|hold\s+on|actually)|"
     r"wait,?\s+no|actually,?\s+no|hang\s+on|hold\s+on|scratch\s+that|i\s+mean[t]?|make\s+that|or\s+rather|correction|"
     r"my\s+(?:mistake|bad)|ignore\s+that(?:\s+number|\s+one|\s+bit)?|"
@@ -52,9 +52,11 @@ WEAK = re.compile(r"(?i)^(?:(?:but|and)\s+)?(?:oh,?\s+)?(?:sorry|apologies|actua
 
 
 # a cue typed straight after the value it takes back, with no mark ("its thursday at 10:15 no wait
-# sorry 11:40", "QX48817 no sorry QX48871"): only the two-word cues, only after a number or code
+# sorry 11:40", "QX48817 no sorry QX48871", "they quoted £45 scratch that £65", "its coming tuesday no
+# wait wednesday"): only the two-word cues, only after a number, a code or a day
 TAKE_BACK_AFTER_VALUE = re.compile(
-    r"(?i)(?<=\d)\s+(?P<cue>no,?\s+(?:wait|sorry|actually)|wait,?\s+no|actually,?\s+no|sorry,?\s+no)\b"
+    r"(?i)(?:(?<=\d)|(?<=day))\s+(?P<cue>no,?\s+(?:wait|sorry|actually)|wait,?\s+no|actually,?\s+no|sorry,?\s+no|"
+    r"scratch\s+that|i\s+mean[t]?)\b"
 )
 
 

@@ -53,6 +53,10 @@ def notes(*texts: str) -> list[Note]:
         ("its at the church hall at 2.20, typo sorry, meant 2.50", "2.50", "2.20"),
         ("ordered 40 burgers from the butcher, actually ignore that number, i upped it to 60", "60", "40"),
         ("sofa comes friday!! its the big grey corner one, well it was, i switched it to teal", "teal", "grey"),
+        # straight after the value, no mark; after a dash
+        ("shes expecting a parcel, its coming tuesday no wait wednesday, i mix them up", "wednesday", "tuesday"),
+        ("they quoted £45 scratch that £65, they need to put a new chain on too", "£65", "45"),
+        ("It's for my tablets, amlodipine 5mg \u2014 correction, it's 10mg now.", "10mg", "5mg"),
     ],
 )
 def test_a_turn_that_takes_a_value_back_is_quoted_without_it(text, kept, gone):
@@ -80,6 +84,7 @@ def test_only_the_part_just_before_the_cue_is_taken_back():
         "my son Mateo has his school play on the 22nd, no sorry, the 23rd",
         "the party was at 7, it was fun",  # what it was, and nothing changed it
         "we went to the lake, it was, we think, the best day",
+        "see you monday i mean it",
     ],
 )
 def test_a_turn_that_takes_nothing_back_is_left_as_it_is(text):
