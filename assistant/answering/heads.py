@@ -43,7 +43,7 @@ _KIND_WORDS = {
     "place": "where place city town country village island state location located whereabouts",
     "colour": "colour color colours colors",
     "job": "job jobs title occupation profession career living work works working",
-    "code": "code pin password passcode passphrase combination combo",
+    "code": "code pin password passcode passphrase combination combo ref reference",
     "food": "food dish meal eat ate eating",
     "instrument": "instrument instruments",
     "amount": "amount much sum",

@@ -58,7 +58,7 @@ KINDS = (
     (
         "amount",
         re.compile(
-            r"(?i)\bhow\s+much\b|\b(price|cost|fee|rent|deposit|fare|budget|salary|wage)s?\b"
+            r"(?i)\bhow\s+much\b|\b(price|cost|fee|rent|deposit|fare|budget|salary|wage|rate)s?\b"
             r"|\b(?:what|which)\s+(?:sum|amount)\b"
         ),
     ),

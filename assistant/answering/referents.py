@@ -49,7 +49,7 @@ PERSON = re.compile(
     # a pet is "he" or "she" too ("my dog mochi is a shiba inu")
     r"dog|puppy|cat|kitten|rabbit|bunny|hamster|horse|pony|parrot|tortoise|pet)\b"
 )
-CODE_ASKED = re.compile(r"(?i)\b(code|pin|password|passcode|passphrase|combination|combo)\b")
+CODE_ASKED = re.compile(r"(?i)\b(code|pin|password|passcode|passphrase|combination|combo|ref|reference)\b")
 # "my dentist is", "our flight number is", "the wifi password's": the slot a statement fills
 SLOT = re.compile(r"(?i)\b(?:my|our)\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:is|are|was|'s|=|:)\s")
 

@@ -37,6 +37,8 @@ def notes(*texts: str, role: str = "user") -> list[Note]:
         ("hmm sorry, who is my dentist?", "name", {"dentist"}),
         ("What sum am I requesting?", "amount", {"requesting"}),
         ("whats my bus fare?", "amount", {"bus", "fare"}),
+        ("what interest rate did we get?", "amount", {"interest", "rate"}),
+        ("whats the booking ref for the car hire again", "code", {"booking", "car", "hire"}),
     ],
 )
 def test_the_kind_and_head_of_a_question(question, kind, head):
