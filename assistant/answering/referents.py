@@ -49,7 +49,10 @@ PERSON = re.compile(
     # a pet is "he" or "she" too ("my dog mochi is a shiba inu")
     r"dog|puppy|cat|kitten|rabbit|bunny|hamster|horse|pony|parrot|tortoise|pet)\b"
 )
-CODE_ASKED = re.compile(r"(?i)\b(code|pin|password|passcode|passphrase|combination|combo|ref|reference)\b")
+# a reference asks for a code ("booking ref"), but "the reference number" for a number
+CODE_ASKED = re.compile(
+    r"(?i)\b(code|pin|password|passcode|passphrase|combination|combo|ref|reference)\b(?!\s+(?:number|no)\b)"
+)
 # "my dentist is", "our flight number is", "the wifi password's": the slot a statement fills
 SLOT = re.compile(r"(?i)\b(?:my|our)\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)\s+(?:is|are|was|'s|=|:)\s")
 
