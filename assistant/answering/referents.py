@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from assistant.answering.dates import CLOCK, TIME_NAMES, TIME_WORDS
 from assistant.answering.note import salient
+from assistant.retrieval.lexical import STOP_WORDS
 
 RECENT = 3  # a pronoun points back at most this many of the user's statements
 # also as typed without the apostrophe ("hes from HeatRight", "shes kind of a diva")
@@ -315,3 +316,30 @@ def other_pronoun(named: str, question: str) -> bool:
     asked = NAME_OF.search(question)
     said = next((_PRONOUNS[w] for w in re.findall(r"[\w']+", named.lower()) if w in _PRONOUNS), None)
     return asked is not None and said is not None and said != _PRONOUNS[asked.group(1).lower()]
+
+
+# "How often did Gwen tell me to water the fig?", "Which book did Mei Lin say we're reading?": what
+# someone named told the user
+REPORTED_ASKED = re.compile(
+    r"\b(?:did|does|has|had|will|would)\s+(?P<who>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+"
+    r"(?i:say|tell|told|said|recommend|suggest|advise|ask|want)\b"
+)
+_REPORTING_WORDS = frozenset("say says said tell tells told recommend suggest advise ask want often".split())
+REPORTING = re.compile(r"(?i)\b(?:she|he|they)\s+(?:said|says|told|tells|recommended|suggested|advised|asked|wants)\b")
+
+
+def reported(question: str, told: Sequence):
+    """The user's latest statement in which the person the question asks what they said says it by a
+    pronoun ("She said to water it once every ten days", pointing back to "My neighbour Gwen gave me a
+    fiddle-leaf fig") or by name, sharing a word with the question beyond the name; or None."""
+    m = REPORTED_ASKED.search(question)
+    if m is None:
+        return None
+    who = {w.lower() for w in m.group("who").split()}
+    asked = {w.lower() for w in re.findall(r"[\w'-]+", question)} - STOP_WORDS - who - _REPORTING_WORDS
+    for c in sorted(told, key=lambda c: -c.number):
+        said = {w.lower() for w in re.findall(r"[\w'-]+", c.content)}
+        by_name = any(re.search(rf"(?i)\b{re.escape(w)}\s+(?:said|says|told|tells)\b", c.content) for w in who)
+        if asked & said and (by_name or (REPORTING.search(c.content) and about(c.content, who, told, c.number))):
+            return c
+    return None
