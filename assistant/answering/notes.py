@@ -78,6 +78,7 @@ from assistant.answering.referents import (
     asks_after,
     followers,
     names,
+    referent,
     reported,
     said_names,
     the_possessed,
@@ -255,7 +256,7 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
     on_subject = [
         n
         for n in picked.notes
-        if subject and (_about(n, {subject}, told, heirs) or the_possessed(heirs.get(n.number, n).content, question))
+        if subject and (_about(n, {subject}, told, heirs) or _the_possessed(heirs.get(n.number, n), told, question))
     ]
     if subject and kind and not _answers_kind(on_subject, kind):
         # "What does Gideon do for a living?" and only "My neighbour Gideon lent me his ladder" is
@@ -368,6 +369,14 @@ def _about(n, asked: set[str], told: Sequence, heirs: dict) -> bool:
     that does?"""
     old = heirs.get(n.number)
     return about(n.content, asked, told, n.number) or (old is not None and about(old.content, asked, told, old.number))
+
+
+def _the_possessed(n, told: Sequence, question: str) -> bool:
+    """Does the note, or the statement it points back to, say "the <thing>" the question asks of
+    someone by name ("I've booked it for twelve children" after "The party is at Jumping Jacks ..."
+    for "How many children is Amara's party booked for?", ``referents.the_possessed``)?"""
+    back = referent(n, told) if n.role == "user" else None
+    return any(c is not None and the_possessed(c.content, question, told) for c in (n, back))
 
 
 def _once(notes: Sequence[Note]) -> list[Note]:

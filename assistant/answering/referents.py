@@ -161,14 +161,18 @@ def about(text: str, asked: set[str], told: Sequence, number: int) -> bool:
 POSSESSED = re.compile(r"\b([A-Z][a-z][\w-]*)'s\s+([a-z][\w-]*)")
 
 
-def the_possessed(text: str, question: str) -> bool:
+def the_possessed(text: str, question: str, told: Sequence = ()) -> bool:
     """Does a statement say the thing the question asks of someone by name as "the <thing>", naming
     no one ("The appointment is on Thursday at 10:40" for "Which day is Clementine's appointment?",
     the rabbit named in another turn)? It speaks of the same thing; "my appointment" would be the
-    user's own."""
+    user's own. Once a statement in ``told`` said the thing is theirs ("my daughter Amara's seventh
+    birthday party"), "the party" is it whatever else it names ("The party is at Jumping Jacks")."""
     m = POSSESSED.search(question)
     if m is None or not re.search(rf"(?i)\bthe\s+{re.escape(m.group(2))}\b", text):
         return False
+    theirs = re.compile(rf"(?i)\b{re.escape(m.group(1))}'s\s+(?:[\w-]+\s+){{0,3}}{re.escape(m.group(2))}\b")
+    if any(theirs.search(c.content) for c in told):
+        return True
     return not any(n.isalpha() and n not in TIME_NAMES for n in names(text) - {m.group(1).lower()})
 
 

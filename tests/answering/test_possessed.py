@@ -34,6 +34,24 @@ def test_a_named_ones_thing_said_in_another_turn_is_answered():
     assert picked.unknown and not picked.notes
 
 
+PARTY = turns(
+    "I'm planning my daughter Amara's seventh birthday party.",
+    "The party is at Jumping Jacks trampoline park on Saturday.",
+    "I've booked it for twelve children.",
+    "Update: the guest list has grown, so it's fourteen children now.",
+)
+
+
+def test_the_thing_once_said_to_be_theirs_is_theirs_whatever_else_is_named():
+    told = [t for t in PARTY if t.role == "user"]
+    question = "How many children is Amara's party booked for?"
+    assert the_possessed("The party is at Jumping Jacks trampoline park.", question, told)
+    assert not the_possessed("The party is at Jumping Jacks trampoline park.", question)  # not said to be hers
+    # a statement pointing back to "the party" answers, and the correction of it
+    picked = select_notes(question, PARTY, Step([], (5, 1, 3, 7)))
+    assert not picked.unknown and 7 in [n.number for n in picked.notes]
+
+
 def test_a_name_asked_of_a_person_by_no_role_is_any_persons_name():
     said = "the person i need to speak to is called Ilse, in the revenues team"
     question = "whats the name of the person i need to talk to at the council?"
