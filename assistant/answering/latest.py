@@ -70,10 +70,15 @@ def _holding(text: str, kind: str | None) -> list[str]:
     return [s for s in sentences(text) if values(s, kind)]
 
 
+# people said by no role ("The woman who runs it is Agnieszka" names her, not the knitting group)
+PEOPLE = frozenset("woman women man men guy lady bloke chap girl boy person".split())
+
+
 def _roles(text: str) -> set[str]:
-    """The people and pets a text speaks of by their role ("my sister", "our dog"): another subject
-    than the user's when the earlier statement did not speak of them."""
-    return {w for w in re.findall(r"[\w'-]+", text.lower()) if w in ROLE_WORDS}
+    """The people and pets a text speaks of by their role ("my sister", "our dog") or as a person
+    ("the woman who runs it"): another subject than the user's when the earlier statement did not
+    speak of them."""
+    return {w for w in re.findall(r"[\w'-]+", text.lower()) if w in ROLE_WORDS or w in PEOPLE}
 
 
 def same_slot(earlier: str, later: str, embed: Callable[[str], np.ndarray] | None, kind: str | None) -> bool:

@@ -100,6 +100,10 @@ def test_someone_elses_value_is_not_an_update():
     assert newer_value(told[0], told, "place", "Where do I live?") is None
     told = turns(["My aunt is Farida.", "She's based in Tangier."])
     assert newer_value(told[0], told, "name", "What's my aunt's name?") is None
+    told = turns(
+        ["I go to a knitting group called the Purl Jam.", "The woman who runs it is Agnieszka, knitting for years."]
+    )
+    assert newer_value(told[0], told, "name", "What's my knitting group called?") is None
 
 
 def test_two_my_x_is_slots_are_different_slots():
