@@ -51,7 +51,9 @@ PRONOUN_NAMED = re.compile(
 # join a list or an apposition to its clause ("I parked on level 3, spot C12")
 CLAUSE = re.compile(
     r"[;:]+(?=\s|$)\s*|\s+(?:but|so(?!\s+(?:far|much|many)\b)|though|although)\s+"
-    r"|,\s*(?=(?:and|but|so|it|it's|its|that|that's|this|they|they're|which|there|there's)\b)|\s+-+\s+",
+    r"|,\s*(?=(?:and|but|so|it|it's|its|that|that's|this|they|they're|which|there|there's)\b)"
+    # "his dvla check code for the form, its gh7r2mkb": a value alone after "its" is the clause's
+    r"(?!(?:it's|its|it\s+is)\s+\S*\d\S*\s*[.!?]*\s*$)|\s+-+\s+",
     re.IGNORECASE,
 )
 TOKEN = re.compile(r"[\w'-]+|&")

@@ -60,6 +60,9 @@ def test_clauses_split_at_sentence_ends_but_and_a_comma_before_it():
     ]
     assert clauses("it was at 10 but they pushed it to 2:30") == ["it was at 10", "they pushed it to 2:30"]
     assert clauses("room 5.02, 1,350 a month") == ["room 5.02, 1,350 a month"]
+    # a value alone after "its" belongs to the clause before it
+    assert clauses("he sent me his dvla check code, its gh7r2mkb") == ["he sent me his dvla check code, its gh7r2mkb"]
+    assert clauses("the gate code is 1234, its easy to remember") == ["the gate code is 1234", "its easy to remember"]
     assert clauses("I parked on level 3, spot C12.") == ["I parked on level 3, spot C12"]  # an apposition
     assert clauses("I have a dentist appointment with Dr. Okonkwo at 10:15. ok") == [
         "I have a dentist appointment with Dr. Okonkwo at 10:15",
