@@ -31,7 +31,7 @@ KINDS = (
         "name",
         re.compile(
             rf"(?i){LEAD}(who|whom|whos)\b|\b(name|called|surname|forename|nickname)\b|{CALL_VERB}"
-            r"|^\s*(which|what)\s+(relative|family member|person|company|firm|business)\b"
+            r"|^\s*(which|what)\s+(relative|family member|person)\b"
         ),
     ),
     ("clock", re.compile(r"(?i)\b(what|which)\s+time\b|\bat what time\b|\bhow (late|early)\b")),

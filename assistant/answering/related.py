@@ -22,7 +22,6 @@ _RELATED = (
     "wifi wi-fi network internet router",
     "school primary academy nursery kindergarten",
     "club group society circle",
-    "company firm business",
 )
 RELATED = stem_groups(_RELATED)
 # one way only: "relative" is said as "cousin", but "sister" is not "brother"

@@ -39,7 +39,6 @@ def notes(*texts: str, role: str = "user") -> list[Note]:
         ("whats my bus fare?", "amount", {"bus", "fare"}),
         ("what interest rate did we get?", "amount", {"interest", "rate"}),
         ("whats the booking ref for the car hire again", "code", {"booking", "car", "hire"}),
-        ("which firm is fixing the boiler?", "name", {"firm", "fixing", "boiler"}),
     ],
 )
 def test_the_kind_and_head_of_a_question(question, kind, head):
