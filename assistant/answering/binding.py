@@ -34,7 +34,7 @@ from assistant.answering.heads import Asked, Similar, is_head_word, says_head
 from assistant.answering.kinds import TIME_NAMES, WHICH, job_words, kind_beyond
 from assistant.answering.message import SENTENCE
 from assistant.answering.note import OPENERS
-from assistant.answering.priced import priced_other
+from assistant.answering.priced import other_money, priced_other
 from assistant.answering.recase import PERSON_STEMS, TITLES
 from assistant.answering.recase import ROLES as PERSON_WORDS
 from assistant.answering.referents import names, other_pronoun
@@ -239,8 +239,10 @@ def _holds(clause: str, question: str, asked: Asked, similar: Similar) -> bool:
         if asked.thing:
             return bool(bound_names(clause, question, asked, similar)) or bool(PRONOUN_NAMED.search(clause))
         return _free_names(clause, question)
-    if asked.kind == "amount" and asked.thing and priced_other(clause, asked, similar):
-        return False  # "the check-up itself costs £28.50" for "how much is the filling?"
+    if asked.kind == "amount" and (
+        asked.thing and priced_other(clause, asked, similar) or other_money(clause, question)
+    ):
+        return False  # "the check-up itself costs £28.50" for "how much is the filling?"; a deposit for a total
     if asked.kind == "job":
         if not job_words(clause):
             return False  # "goes back to work on monday": work, but no job said

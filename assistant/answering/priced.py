@@ -4,6 +4,10 @@
 check-up itself costs £28.50.", nor "How much does the textbook cost?" by "The course runs for ten
 weeks and cost me £145.": each clause says what it prices, and it is not what was asked. A clause
 whose only things are people or pronouns ("she charges £12 a walk") prices what its turn is about.
+
+Money has names of its own: a deposit, a joining fee, the tax owed, an hourly rate. A clause that
+names money by another of them ("I paid a £120 deposit") does not answer a question naming one
+("What's the total cost of my hotel stay?"): ``other_money``.
 """
 
 from __future__ import annotations
@@ -37,3 +41,42 @@ def priced_other(clause: str, asked: Asked, similar: Similar) -> bool:
     if not things or not asked_things:
         return False
     return not any(is_head_word(t.lower(), asked_things, asked, similar) for t in WORD.findall(clause))
+
+
+# the names of a sum of money that say which sum it is; one line, one sum ("price", "cost", "charge"
+# and "pay" say only that it is money)
+_MONEY = (
+    "deposit deposits",
+    "total totals bill",
+    "tax taxes",
+    "tip tips",
+    "fare fares",
+    "rent",
+    "salary wage wages income earnings",
+    "rate rates hourly",
+    "fee fees",
+    "membership subscription",
+    "premium premiums",
+    "excess",
+    "interest",
+    "balance",
+    "refund",
+    "fine fines",
+    "quote quoted estimate",
+    "budget",
+    "call-out callout",
+    "loan",
+)
+MONEY_NAMES = {w: i for i, line in enumerate(_MONEY) for w in line.split()}
+
+
+def _money(text: str) -> set[int]:
+    return {MONEY_NAMES[w] for w in re.findall(r"[a-z][\w-]*", text.lower()) if w in MONEY_NAMES}
+
+
+def other_money(clause: str, question: str) -> bool:
+    """Does the clause name its sum of money by other names than the question does ("I paid a £120
+    deposit" for "What's the total cost of my hotel stay?", "membership is £34.99 a month" for "how
+    much was the joining fee")? Without a name on either side, no one can tell."""
+    asked, said = _money(question), _money(clause)
+    return bool(asked) and bool(said) and not asked & said

@@ -5,6 +5,8 @@ in lower case that ends in "s" ("my neighbour dilys"); a price said of another t
 
 from __future__ import annotations
 
+import pytest
+
 from assistant.answering.answerable import judge
 from assistant.answering.binding import another_of
 from assistant.answering.note import Note
@@ -95,6 +97,25 @@ def test_a_price_said_of_another_thing_is_not_the_answer():
     assert judge(said, "how much does she charge?").how == "answer"
     said = notes_of("my mechanic quoted £340 for the repair")
     assert judge(said, "how much is the repair?").how == "answer"
+
+
+@pytest.mark.parametrize(
+    "said, question",
+    [
+        ("I paid a £120 deposit, and breakfast is from seven.", "What's the total cost of my hotel stay?"),
+        ("membership is £34.99 a month and the locker code is 2918", "how much was the joining fee"),
+        ("I've got about £3,200 of freelance income to declare this year.", "How much tax do I owe this year?"),
+        ("His call-out charge is £65, which seems reasonable.", "What is his hourly rate?"),
+    ],
+)
+def test_money_named_otherwise_is_not_the_answer(said, question):
+    assert judge(notes_of(said), question).how != "answer"
+
+
+def test_money_named_as_asked_or_not_named_is_the_answer():
+    assert judge(notes_of("the deposit was £120"), "how much was the deposit?").how == "answer"
+    assert judge(notes_of("membership is £34.99 a month"), "how much is my gym membership?").how == "answer"
+    assert judge(notes_of("its £95 for the service"), "how much is the boiler service?").how == "answer"
 
 
 def notes_of(*texts: str) -> list[Note]:
