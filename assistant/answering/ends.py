@@ -18,8 +18,8 @@ ENDS = (
         r"take(?:s)? off|taking off|took off|take-?off|depart(?:s|ed|ing|ure)?|fl(?:y|ies|ew) out|leav(?:e|es|ing)",
     ),
     (
-        r"drop(?:s|ped|ping)? (?:\w+ )?(?:off|back)|drop-?off",
-        r"pick(?:s|ed|ing)? (?:\w+ )?up|pick-?up|collect(?:s|ed|ing|ion)?",
+        r"drop(?:s|ped|ping)? (?:\w+ ){0,2}(?:off|back)|drop-?off",
+        r"pick(?:s|ed|ing)? (?:\w+ ){0,2}up|pick-?up|collect(?:s|ed|ing|ion)?",
     ),
     (r"open(?:s|ed|ing)?", r"clos(?:e|es|ed|ing)"),
     (r"start(?:s|ed|ing)?|begin(?:s|ning)?|began|kicks? off", r"finish(?:es|ed|ing)?|end(?:s|ed|ing)?"),

@@ -230,6 +230,7 @@ def test_the_models_text_may_not_say_no_where_the_notes_do_not():
         ("pick up from nursery is at 5:30", "what time is drop off at nursery?"),
         ("we check out on the 14th", "when do we check in?"),
         ("the airline moved it, our flight lands at 12:55 now", "what time does our flight home leave?"),
+        ("i hired a car thru swiftwheels, pickup thursday at 9", "what time do i have to drop the car back"),
     ],
 )
 def test_a_value_of_the_events_other_end_is_no_answer(told, question):
