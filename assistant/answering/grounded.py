@@ -55,7 +55,7 @@ def grounded_reply(llm, embed, message: str, turn: int, active, retrieval, cap: 
     if asking:
         # the rules know a name by its capital: names typed in lower case are capitalised for them
         active, typed = recased_turns(active, message)
-        parts = split(recase(message, typed))
+        parts = split(recase(message, typed, owners=True))
         current = Note(turn, "user", parts.stated, 1.0, embed(parts.stated)) if parts.stated else None
         picked = select_notes(parts.asked, active, retrieval, current=current, embed=embed)
         told = [c for c in sorted(active, key=lambda c: c.number) if is_statement(c)]

@@ -208,16 +208,20 @@ def _names_a_thing(tokens: list, at: int) -> bool:
     return at >= 0 and tokens[at][0].lower() not in _CALLERS
 
 
-def recase(text: str, names: Iterable[str]) -> str:
-    """``text`` with each of ``names`` (lower case) capitalised where it stands as a lower-case word."""
+def recase(text: str, names: Iterable[str], owners: bool = False) -> str:
+    """``text`` with each of ``names`` (lower case) capitalised where it stands as a lower-case word;
+    ``owners`` (a question: it is read, never quoted): a name's possessive typed without the
+    apostrophe too, given it back ("the tracking number for rashidas parcel": "Rashida's parcel")."""
     wanted = set(names)
     if not wanted:
         return text
-    return re.sub(
-        r"(?<![\w'-])[^\W\d_][\w-]*",
-        lambda m: m.group(0).capitalize() if m.group(0) in wanted else m.group(0),
-        text,
-    )
+
+    def cap(word: str) -> str:
+        if owners and word.endswith("s") and word[:-1] in wanted:
+            return word[:-1].capitalize() + "'s"
+        return word.capitalize() if word in wanted else word
+
+    return re.sub(r"(?<![\w'-])[^\W\d_][\w-]*", lambda m: cap(m.group(0)), text)
 
 
 def restore(text: str, names: Iterable[str]) -> str:

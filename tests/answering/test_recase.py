@@ -127,3 +127,11 @@ def test_one_rare_word_said_as_who_a_role_is_is_a_name(text, names):
 def test_a_street_said_short_after_on_is_a_place_name():
     assert named("my niece's party is at bounce house on elm st") >= {"elm", "st"}
     assert named("see you on monday at the gym") == set() and named("we live on the main road") == set()
+
+
+def test_a_question_says_a_lower_case_name_as_its_possessive_without_the_apostrophe():
+    assert recase("whats the tracking number for rashidas parcel", {"rashida"}, owners=True) == (
+        "whats the tracking number for Rashida's parcel"
+    )
+    # a turn, which is quoted, keeps the user's letters but the capital
+    assert recase("rashidas parcel came", {"rashida"}) == "rashidas parcel came"
