@@ -14,7 +14,7 @@ import re
 
 from assistant.answering.dates import CLOCK, PERIOD, TIME_NAMES, TIME_WORDS
 from assistant.answering.note import OPENERS, salient
-from assistant.answering.referents import CODE_ASKED, SAYS_ROLE, holds_code, names
+from assistant.answering.referents import CODE_ASKED, SAYS_ROLE, code_shaped, holds_code, names
 from assistant.retrieval.lexical import STOP_WORDS, words
 
 # a question may open with words joining it to the talk ("and when is my home insurance due?", "ok
@@ -335,7 +335,7 @@ def has_kind(text: str, kind: str | None, loose: bool = False) -> bool:
     if kind == "instrument":
         return bool(INSTRUMENTS.search(text))
     if kind == "code":
-        return holds_code(text)  # any label of a code the text says, with a digit
+        return holds_code(text) or code_shaped(text)  # a code's label with a digit, or a code by its shape
     if kind == "colour":
         return bool(COLOURS.search(text))
     if kind == "job":

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from assistant.answering.heads import Asked, Similar, is_head_word
+from assistant.answering.parts import parts
 from assistant.answering.recase import PERSON_STEMS
 from assistant.retrieval.lexical import WORD, stem
 
@@ -67,6 +68,8 @@ _MONEY = (
     "call-out callout",
     "loan",
 )
+# a sum of money: a number after a currency sign or before a currency's name or a per cent
+SUM = re.compile(r"(?i)[£$€]\s?\d|\d[\d,.]*\s*(?:k\b|quid|pounds?|euros?|dollars?|bucks|grand|%|p\b)")
 MONEY_NAMES = {w: i for i, line in enumerate(_MONEY) for w in line.split()}
 
 
@@ -75,8 +78,12 @@ def _money(text: str) -> set[int]:
 
 
 def other_money(clause: str, question: str) -> bool:
-    """Does the clause name its sum of money by other names than the question does ("I paid a £120
-    deposit" for "What's the total cost of my hotel stay?", "membership is £34.99 a month" for "how
-    much was the joining fee")? Without a name on either side, no one can tell."""
-    asked, said = _money(question), _money(clause)
-    return bool(asked) and bool(said) and not asked & said
+    """Does the clause name each sum of money it says by other names than the question does ("I paid
+    a £120 deposit" for "What's the total cost of my hotel stay?", "membership is £34.99 a month" for
+    "how much was the joining fee")? A sum said with no name ("its £34.99 a month and theres a joining
+    fee of £20": the first) may be the one asked; without a name in the question, no one can tell."""
+    asked = _money(question)
+    summed = [p for p in parts(clause, at_and=True) if SUM.search(p)]
+    if not asked or not summed:
+        return False
+    return all((said := _money(p)) and not asked & said for p in summed)

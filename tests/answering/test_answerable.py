@@ -146,6 +146,12 @@ def test_answering_notes_come_first():
     assert v.how == "answer" and v.notes[0].content == "my insurance quote came in at 640 a year"
 
 
+def test_a_ref_is_a_reference_and_its_correction_answers():
+    told = notes("appointment ref is VX-20931", "sorry typo, its VX-20913")
+    v = judge(told[::-1], "what's my appointment reference?", told=told)
+    assert v.how == "answer" and v.notes[0].number == 3
+
+
 def test_a_correction_answers_the_value_it_corrects():
     said = notes("hm no, just checked, it's 4417. i always swap those")
     question = "What are the last four digits of my phone number?"

@@ -11,6 +11,7 @@ from assistant.answering.answerable import judge
 from assistant.answering.binding import another_of
 from assistant.answering.note import Note
 from assistant.answering.notes import select_notes
+from assistant.answering.priced import other_money
 from assistant.answering.recase import named
 from assistant.answering.replies import statement_reply
 from assistant.retrieval.step import Cite
@@ -116,6 +117,10 @@ def test_money_named_as_asked_or_not_named_is_the_answer():
     assert judge(notes_of("the deposit was £120"), "how much was the deposit?").how == "answer"
     assert judge(notes_of("membership is £34.99 a month"), "how much is my gym membership?").how == "answer"
     assert judge(notes_of("its £95 for the service"), "how much is the boiler service?").how == "answer"
+    # a sum said with no name beside one named otherwise may be the one asked
+    said = "its £34.99 a month and theres a joining fee of £20"
+    assert not other_money(said, "whats my ongoing membership cost, not counting the one-off bit?")
+    assert other_money("membership is £34.99 a month and the locker code is 2918", "how much was the joining fee")
 
 
 def notes_of(*texts: str) -> list[Note]:
