@@ -235,12 +235,18 @@ _MEASURE = re.compile(r"(?i)^\d+(?:mg|ml|kg|km|cm|mm|am|pm|st|nd|rd|th|k|g|m|s|h
 
 def code_shaped(text: str) -> bool:
     """Does the text say a code by its shape: letters and digits in one token of five or more that is
-    no measure ("VX-20913", "gh7r2mkb"; not "100mg" or "10am")?"""
-    for t in _TOKEN.findall(text):
-        plain = t.replace("-", "")
-        if len(plain) >= 5 and re.search(r"\d", plain) and re.search(r"[A-Za-z]", plain) and not _MEASURE.match(t):
+    no measure and not said as a name ("VX-20913", "gh7r2mkb"; not "100mg", "10am", "network name is
+    NETGEAR-77")?"""
+    for m in _TOKEN.finditer(text):
+        t, plain = m.group(0), m.group(0).replace("-", "")
+        if len(plain) < 5 or not re.search(r"\d", plain) or not re.search(r"[A-Za-z]", plain) or _MEASURE.match(t):
+            continue
+        if not _NAMED_AS.search(text[: m.start()]):
             return True
     return False
+
+
+_NAMED_AS = re.compile(r"(?i)\b(?:name\s+is|name's|names|called|named)\s*$")
 
 
 WIFI = re.compile(r"(?i)\b(?:wifi|wi-fi|network|router)\b")

@@ -150,6 +150,9 @@ def test_a_ref_is_a_reference_and_its_correction_answers():
     told = notes("appointment ref is VX-20931", "sorry typo, its VX-20913")
     v = judge(told[::-1], "what's my appointment reference?", told=told)
     assert v.how == "answer" and v.notes[0].number == 3
+    # a name said of a network is no code
+    told = notes("guest wifi password is Plum4827!", "network name is NETGEAR-77")
+    assert judge(told[1:], "what's the router admin password?", told=told).how != "answer"
 
 
 def test_a_correction_answers_the_value_it_corrects():
