@@ -10,6 +10,7 @@ from assistant.answering.answerable import narrates_user
 from assistant.answering.cleaning import SENTENCE_END, cap_text, clean_answer, cut_at_title
 from assistant.answering.note import salient
 from assistant.answering.prompts import GROUNDED_TEMPERATURE, ONE_SENTENCE, context_messages
+from assistant.answering.values import ROLE_WORDS
 from assistant.answering.wording import WORDINGS, language
 from assistant.retrieval.lexical import words
 
@@ -30,13 +31,27 @@ ECHO_SHARE = 0.5
 WHO = re.compile(r"(?i)^\s*(?:who|whom|whose|who's|whos)\b")
 
 
+# a reply that opens by calling someone by name: it speaks to them, not to the user
+TO_SOMEONE = re.compile(r"^\s*([A-Z][\w'-]+)\s*,")
+
+
+def _a_persons(name: str, message: str) -> bool:
+    """Is ``name`` said in the message beside a role, as a person ("my neighbour Gwen"), not a place?"""
+    before = re.findall(rf"(?i)\b([\w'-]+)\s+{re.escape(name)}\b", message)
+    return any(w.lower() in ROLE_WORDS for w in before)
+
+
 def acknowledges(reply: str, message: str) -> bool:
     """Does the model's reply to a statement pass the checks an answer passes? No name or number of
     its own, no word beyond the user's and an acknowledgement's (no invented role, service or
     claim), not the user's sentence spoken back ("We just moved to Tampere.", "You're right, I
-    should rephrase to: ...", or most of the user's words again)."""
+    should rephrase to: ...", or most of the user's words again), not garbled (a quote left open)
+    nor spoken to someone the user named ("Gwen, ...")."""
     if salient(reply) - salient(message) or AS_OURS.search(reply):
         return False
+    called = TO_SOMEONE.match(reply)
+    if reply.count('"') % 2 or (called and _a_persons(called.group(1), message)):
+        return False  # garbled ('Gwen, "I'm sorry to hear that'), or spoken to someone the user named
     theirs = {(a.lower(), b.lower()) for a, b in I_PHRASE.findall(message)}
     if any((a.lower(), b.lower()) in theirs for a, b in I_PHRASE.findall(reply)):
         return False

@@ -178,6 +178,13 @@ def test_a_statement_reply_must_pass_the_answers_checks(reply, ok):
     assert acknowledges(reply, "I work night shifts at the hospital.") is ok
 
 
+def test_a_garbled_reply_or_one_spoken_to_someone_named_is_refused():
+    message = "My neighbour Gwen gave me a fig. She said to water it once every ten days."
+    assert not acknowledges("Gwen, \"I'm sorry to hear that", message)
+    assert not acknowledges("Gwen, thanks for sharing.", message)
+    assert acknowledges("Thanks for sharing.", message)
+
+
 def test_a_statement_gets_an_acknowledgement_unless_the_reply_passes(store, counter):
     llm = FakeLLM(default="I'm here to help with any medical or health-related tasks.")
     assert statement_reply(llm, "I work night shifts at the hospital.", 37, WORDS) == ("Noted.", "acknowledged")
