@@ -43,7 +43,7 @@ from assistant.retrieval.lexical import STOP_WORDS, stem
 
 # a name said of someone by a pronoun: "he's called Lukas", "her name is Pippa"
 PRONOUN_NAMED = re.compile(
-    r"(?i)\b(?:he|she|it|they|his|her|its|their)(?:'s|\s+is|\s+was|\s+are)?\s+(?:called|named|name\s+is|name's)\s+\w"
+    r"(?i)\b(?:he|she|it|they|his|her|its|their|hes|shes)(?:'s|\s+is|\s+was|\s+are)?\s+(?:called|named|name\s+is|name's)\s+\w"
     r"|\b(?:his|her|its|their)\s+names?\s+(?:is|are|was)\s+\w|\b(?:named|called)\s+(?:him|her|it|them)\s+\w"
 )
 # where a sentence's clauses part: a semicolon, a colon, "but" / "so", and a comma before "it",
@@ -60,7 +60,7 @@ TOKEN = re.compile(r"[\w'-]+|&")
 CUES = frozenset("called named".split())
 ANYONE = frozenset(stem(w) for w in "person someone somebody people contact".split())
 # the words between a thing and its name: "X called N", "X is N", "X's name is N", "X is called N"
-LINKS = frozenset("called named is was are were 's name names now actually the a an just".split())
+LINKS = frozenset("called named is was are were 's name names now actually the a an just he she hes shes".split())
 # nouns that only carry a cue to the name ("my teacher is a guy called yusuf", "a place called Nona")
 CARRIERS = frozenset("guy man woman lady girl boy bloke dude chap person one place thing".split())
 # between a name and the thing after it: "N X" ("the Crooked Lantern pub"), "N is my X"
@@ -334,6 +334,7 @@ def another_of(clause: str, question: str, similar: Similar | None = None) -> bo
                 and before.islower()
                 and before not in STOP_WORDS
                 and before not in _DETS
+                and before.lower() not in {t.lower() for t in TOKEN.findall(question)}  # "first": asked too
                 and not before.endswith("'s")
             ):
                 return True

@@ -188,6 +188,18 @@ def test_a_cited_correction_answers_when_chatter_came_between_it_and_what_it_cor
     assert v.how == "answer" and [n.number for n in v.notes] == [7]
 
 
+def test_a_narrowing_word_the_question_says_too_is_no_other_thing():
+    told = notes("The first session is on the 9th, or rather the 11th; I keep mixing up the dates.")
+    assert judge(told, "What date is my first physio session?", told=told).how == "answer"
+    told = notes("the spin class is on monday")
+    assert judge(told, "what day is my yoga class?", told=told).how != "answer"  # another class
+
+
+def test_a_name_given_after_shes_called_is_a_pets_or_persons_name():
+    told = notes("so we adopted a rescue cat yesterday!! shes called Biscuit")
+    assert judge(told, "whats the new cats name again", told=told).how == "answer"
+
+
 def test_the_later_word_on_the_head_ranked_first_stays_first():
     told = notes("My dentist is Dr. Lindqvist.", "Sorry, that was my old dentist. The new one is Dr. Amani.")
     v = judge(told[::-1], "Who is my dentist?", told=told)
