@@ -133,6 +133,10 @@ class Parts:
     asked: str
 
 
+# "what" typed as said ("wat time do i drop the car off?")
+SPOKEN_WHAT = re.compile(r"(?i)\b(?:wat|wot|wut)\b")
+
+
 def split(message: str) -> Parts:
     """The fact and the question of a message that holds both ("I parked on level 3, spot C12.
     Where did I park?"; "My mum's birthday is on the 23rd, so when is her birthday?"; "remind me, my
@@ -141,8 +145,8 @@ def split(message: str) -> Parts:
     both speak of the user ("my favourite colour is teal. what's my favorite color?"), or it gives a
     value of the kind asked ("the goal is 6000 by december. how much am i saving?"), or names a thing
     for a question asking which ("the letting agent is Brightmoor Lettings, which agency is handling
-    the flat?"); "Hey, where did I park?" states nothing."""
-    text = message.strip()
+    the flat?"); "Hey, where did I park?" states nothing. "wat" and "wot" are read as "what"."""
+    text = SPOKEN_WHAT.sub("what", message.strip())
     sentences = [s for s in SENTENCE.split(text) if s.strip()]
     if len(sentences) > 1:
         asked, told = [], []

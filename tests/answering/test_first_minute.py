@@ -129,6 +129,7 @@ def test_a_quote_always_names_its_citation(store, counter):
         ("Hey, where did I park?", "", "Hey, where did I park?"),
         ("Thanks! What's my dog called?", "", "Thanks! What's my dog called?"),  # nothing about the question
         ("Where did I park?", "", "Where did I park?"),
+        ("wat time do i drop the car off?", "", "what time do i drop the car off?"),  # "what" typed as said
     ],
 )
 def test_a_message_is_split_into_its_fact_and_its_question(message, stated, asked):
