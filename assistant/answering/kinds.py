@@ -40,7 +40,7 @@ KINDS = (
         "place",
         re.compile(
             rf"(?i){LEAD}wheres?\b|\b(what|which)\s+(city|town|country|place|street|"
-            r"hospital|school|village|island|state)\b"
+            r"hospital|school|village|island|state|church|port|airport|station|venue)\b"
         ),
     ),
     ("colour", re.compile(r"(?i)\bcolou?rs?\b")),

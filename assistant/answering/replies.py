@@ -46,7 +46,8 @@ def acknowledges(reply: str, message: str) -> bool:
     its own, no word beyond the user's and an acknowledgement's (no invented role, service or
     claim), not the user's sentence spoken back ("We just moved to Tampere.", "You're right, I
     should rephrase to: ...", or most of the user's words again), not garbled (a quote left open)
-    nor spoken to someone the user named ("Gwen, ...")."""
+    nor spoken to someone the user named ("Gwen, ..."), and an acknowledgement's word in it, not an echo
+    of a value alone ("BF7731Q:")."""
     if salient(reply) - salient(message) or AS_OURS.search(reply):
         return False
     called = TO_SOMEONE.match(reply)
@@ -56,8 +57,8 @@ def acknowledges(reply: str, message: str) -> bool:
     if any((a.lower(), b.lower()) in theirs for a, b in I_PHRASE.findall(reply)):
         return False
     said, told = set(words(reply)), set(words(message))
-    if said - told - ACK_WORDS:
-        return False
+    if said - told - ACK_WORDS or not said & ACK_WORDS:
+        return False  # a word of its own, or no acknowledgement at all ("BF7731Q:")
     return not told or len(said & told) / len(told) <= ECHO_SHARE
 
 

@@ -39,6 +39,7 @@ def notes(*texts: str, role: str = "user") -> list[Note]:
         ("whats my bus fare?", "amount", {"bus", "fare"}),
         ("what interest rate did we get?", "amount", {"interest", "rate"}),
         ("whats the booking ref for the car hire again", "code", {"booking", "car", "hire"}),
+        ("Which port do we sail from?", "place", {"port", "sail"}),
     ],
 )
 def test_the_kind_and_head_of_a_question(question, kind, head):

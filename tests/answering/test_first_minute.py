@@ -184,6 +184,8 @@ def test_a_garbled_reply_or_one_spoken_to_someone_named_is_refused():
     assert not acknowledges("Gwen, \"I'm sorry to hear that", message)
     assert not acknowledges("Gwen, thanks for sharing.", message)
     assert acknowledges("Thanks for sharing.", message)
+    # a value echoed with no acknowledgement
+    assert not acknowledges("BF7731Q:", "The booking reference is BF7731Q, and we've got a cabin.")
 
 
 def test_a_statement_gets_an_acknowledgement_unless_the_reply_passes(store, counter):
