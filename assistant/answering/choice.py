@@ -14,7 +14,8 @@ statement alone leaves the user to translate; the answer names the option first 
   and its minutes ("14:00" is "2pm").
 * **The option said** (``chosen``): the first statement among the notes, then among the user's
   statements in memory (those sharing a word with the question first, newest first), that says
-  exactly one of the options, with the values it takes back in its own breath left out (``selffix``).
+  exactly one of the options, with the values it takes back in its own breath left out (``selffix``);
+  a number is chosen only by a statement sharing a word with the question.
 """
 
 from __future__ import annotations
@@ -189,6 +190,8 @@ def chosen(question: str, notes: Sequence, told: Sequence) -> tuple[Option, obje
     if sharing:
         n = max(sharing)
         return said[n][0], mine[n]
+    if offered[0].value[0] == "number":
+        return None  # a bare number in a statement on another topic says nothing of the options
     for c in [*notes, *reversed(list(told))]:
         if c.number in said:
             return said[c.number][0], mine[c.number]

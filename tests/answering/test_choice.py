@@ -73,6 +73,12 @@ def test_a_later_statement_corrects_an_earlier_one():
     assert chosen("Does the party start at 2pm or 3pm?", [], told)[0].text == "3pm"
 
 
+def test_a_number_is_chosen_only_by_a_statement_on_the_question():
+    told = notes("I have 2 cats and a dog", "we're sitting in the stalls, row eleven")
+    assert chosen("Are our seats in row 11 or row 12?", [], told)[1].number == 3
+    assert chosen("Should I bring 2 or 3 towels?", [], told) is None  # the cats are no towels
+
+
 def test_a_statement_saying_both_or_neither_chooses_nothing():
     assert chosen("Does the party start at 2pm or 3pm?", [], notes("lunch at 2pm then the party at 3pm")) is None
     assert chosen("Does the party start at 2pm or 3pm?", [], notes("the party starts at four")) is None
