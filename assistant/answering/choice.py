@@ -42,6 +42,7 @@ MONTHS = {
 }
 MONTHS |= {m[:3]: i for m, i in list(MONTHS.items())} | {"sept": 9}
 
+# the pieces the patterns below are built from
 _TENS = r"(?:twenty|thirty|forty|fifty)"
 _NUM = rf"(?:{_TENS}(?:[\s-](?:one|two|three|four|five|six|seven|eight|nine))?|{'|'.join(_UNITS.split())}|\d+)"
 _HOUR = r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
@@ -50,6 +51,8 @@ _ORD = rf"(?:\d{{1,2}}(?:st|nd|rd|th)|(?:twenty|thirty)?-?\s?(?:{'|'.join(_ORDIN
 _MONTH = r"(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|"
 _MONTH += r"jun|jul|aug|sept|sep|oct|nov|dec)"
 
+# a time of day, written or said: "14:00", "6.30pm", "2pm", "half six", "quarter past seven", "twenty past
+# nine", "two o'clock", "six thirty"
 TIMES = re.compile(
     rf"(?i)\b(?P<h1>\d{{1,2}})[:.](?P<m1>[0-5]\d)(?:\s*(?P<p1>[ap]\.?m\b\.?))?(?!\d)"
     rf"|\b(?P<h2>\d{{1,2}})\s*(?P<p2>[ap]\.?m)\b"
@@ -59,10 +62,12 @@ TIMES = re.compile(
     rf"|\b(?P<h6>{_HOUR})\s+o'?clock\b"
     rf"|\b(?P<h7>{_HOUR})\s+(?P<m7>{_TENS}(?:[\s-](?:five|one|two|three|four|six|seven|eight|nine))?|fifteen)\b"
 )
+# a day of the month, with its month when said: "31st of January", "May 3rd", "3 May", "the 24th"
 DATES = re.compile(
     rf"(?i)\b(?P<d1>{_ORD})\s+(?:of\s+)?(?P<mo1>{_MONTH})\b|\b(?P<mo2>{_MONTH})\s+(?:the\s+)?(?P<d2>{_ORD}|\d{{1,2}})\b"
     rf"|\b(?P<d3>\d{{1,2}})\s+(?P<mo3>{_MONTH})\b|\bthe\s+(?P<d4>{_ORD})\b(?!\s+(?:of\s+)?{_MONTH})"
 )
+# a count, in digits or words ("11", "eleven", "twenty-one"); not part of a price, time or decimal
 NUMBERS = re.compile(rf"(?i)(?<![\w£$€.,:])(?P<n>{_NUM})(?![\w:]|[.,]\d)")
 
 
