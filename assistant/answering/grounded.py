@@ -64,13 +64,11 @@ def grounded_reply(llm, embed, message: str, turn: int, active, retrieval, cap: 
         if offered is not None:
             # "Does the party start at 2pm or 3pm?" and "it starts at two o'clock": the option said
             option, said = offered
-            note = note_of(said, 1.0)
-            text = choice_answer(option.text, note, parts.asked, cap, count, embed)
-            text = restore(text, typed) if typed else text
-            weight = {n.number: n.weight for n in picked.notes} if picked.sure else retrieval.confidence
-            shown = tuple(sorted({*retrieval.offered, *(n.number for n in picked.notes), note.number}))
-            return Reply(text, embed(text), "extractive", [(note.number, weight.get(note.number, GUESS_WEIGHT))], shown)
-        if picked.notes:
+            weight = next((n.weight for n in picked.notes if n.number == said.number), GUESS_WEIGHT)
+            used = [note_of(said, weight)]
+            text = choice_answer(option.text, used[0], parts.asked, cap, count, embed)
+            vec, how = embed(text), "extractive"
+        elif picked.notes:
             text, vec, how, used = grounded_answer(
                 llm,
                 embed,
@@ -84,12 +82,13 @@ def grounded_reply(llm, embed, message: str, turn: int, active, retrieval, cap: 
                 picked.stale,
                 own=turn if current is not None else None,
             )
+        if offered is not None or picked.notes:
             if how == "extractive" and typed:
                 text = restore(text, typed)  # a quote in the user's own letters
             weight = {n.number: n.weight for n in used} if picked.sure else retrieval.confidence
             cites = [(n.number, weight.get(n.number, GUESS_WEIGHT)) for n in used]
-            offered = tuple(sorted({*retrieval.offered, *(n.number for n in picked.notes)}))
-            return Reply(text, vec, how, cites, offered)
+            shown = tuple(sorted({*retrieval.offered, *(n.number for n in [*picked.notes, *used])}))
+            return Reply(text, vec, how, cites, shown)
         if picked.unknown:
             text = wording(message).unknown
             return Reply(text, embed(text), "unknown", [])

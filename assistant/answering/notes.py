@@ -247,9 +247,8 @@ def select_notes(question: str, active: Sequence, retrieval, guesses: int = GUES
             if extra:
                 notes.append(_note(extra[0], min(n.weight for n in notes)))
     said = reported(question, told)  # "How often did Gwen tell me to water the fig?": what she said first
-    notes = ([_note(said, notes[0].weight if notes else 1.0)] if said else []) + [
-        n for n in notes if not said or n.number != said.number
-    ]
+    if said is not None:
+        notes = [_note(said, notes[0].weight if notes else 1.0), *(n for n in notes if n.number != said.number)]
     notes = [uncorrected(n, told, kind, question) for n in notes]
     picked = _corrected(notes, told, kind, sure, bool(ASKS_ABOUT_ME.search(question)), question, embed)
     heirs = _heirs(picked, told)

@@ -218,16 +218,22 @@ def asks_code(question: str) -> bool:
 def holds_code(text: str, question: str | None = None) -> bool:
     """For a question asking for a code: the text says the same label ("code", "PIN") and has a
     digit or a quoted value; without a question, any label."""
-    said = {_LABEL.get(m.lower(), m.lower()) for m in CODE_ASKED.findall(text)}
+    said = _labels(text)
     if WIFI.search(text) and WORD_AND_DIGITS.search(text):
         said.add("password")  # "if she needs the wifi it's fernhill22": the wifi's password
-    label = said if question is None else {_LABEL.get(m.lower(), m.lower()) for m in CODE_ASKED.findall(question)}
+    label = said if question is None else _labels(question)
     if question is not None and not said and code_shaped(text):
         return True  # a code said with no label: "sorry typo, its VX-20913"
     return bool(label & said) and bool(re.search(r"\d|'[^']+'|\"[^\"]+\"", text))
 
 
 _LABEL = {"reference": "ref"}  # one label said two ways
+
+
+def _labels(text: str) -> set[str]:
+    return {_LABEL.get(m.lower(), m.lower()) for m in CODE_ASKED.findall(text)}
+
+
 # a token that may be a code: letters and digits, hyphens between
 _TOKEN = re.compile(r"\b[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*\b")
 _MEASURE = re.compile(r"(?i)^\d+(?:mg|ml|kg|km|cm|mm|am|pm|st|nd|rd|th|k|g|m|s|hrs?|mins?|yrs?)$")
